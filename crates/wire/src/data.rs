@@ -1,0 +1,237 @@
+//! Data packets (NDN packet format v0.3 §6).
+//!
+//! The forwarder never changes a Data packet, so a decoded [`Data`] is a view of the
+//! fields the tables need plus the original encoding, which is what gets cached and
+//! sent on. [`DataBuilder`] makes Data for Trajan's own producers (management, `put`),
+//! signed with DigestSha256.
+
+use bytes::Bytes;
+use sha2::{Digest, Sha256};
+
+use crate::error::WireError;
+use crate::name::Name;
+use crate::tlv::{decode_outer, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, TlvReader};
+use crate::types::*;
+
+/// ContentType value for a Nack-like "application Nack" Data (v0.3 ContentType 3).
+pub const CONTENT_TYPE_NACK: u64 = 3;
+
+/// A decoded Data packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Data {
+    pub name: Name,
+    pub content_type: u64,
+    /// FreshnessPeriod in ms; absent means the Data is never fresh.
+    pub freshness_ms: Option<u64>,
+    /// The FinalBlockId's component (whole TLV), if present.
+    pub final_block_id: Option<Bytes>,
+    /// TLV-VALUE of Content.
+    pub content: Bytes,
+    pub signature_type: u64,
+    /// The whole Data element as received.
+    pub wire: Bytes,
+}
+
+impl Data {
+    /// Decodes a whole Data element.
+    pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
+        let outer = decode_outer(wire, DATA)?;
+        let mut r = TlvReader::new(outer.value);
+        let name = Name::from_value(r.expect(NAME)?.value)?;
+        let mut d = Data {
+            name,
+            content_type: 0,
+            freshness_ms: None,
+            final_block_id: None,
+            content: Bytes::new(),
+            signature_type: 0,
+            wire: wire.clone(),
+        };
+        let mut last = 0u8;
+        let mut have_sig_info = false;
+        let mut have_sig_value = false;
+        while !r.is_empty() {
+            let e = r.read()?;
+            let k = match e.typ {
+                META_INFO => 1,
+                CONTENT => 2,
+                SIGNATURE_INFO => 3,
+                SIGNATURE_VALUE => 4,
+                t if is_critical(t) => return Err(WireError::UnknownCritical(t)),
+                _ => continue,
+            };
+            if k <= last {
+                return Err(WireError::OutOfOrder(e.typ));
+            }
+            last = k;
+            match e.typ {
+                META_INFO => decode_meta_info(&mut d, e.value)?,
+                CONTENT => d.content = e.value,
+                SIGNATURE_INFO => {
+                    let mut s = TlvReader::new(e.value);
+                    d.signature_type = read_nonneg(&s.expect(SIGNATURE_TYPE)?.value)?;
+                    have_sig_info = true;
+                }
+                _ => have_sig_value = true,
+            }
+        }
+        if !have_sig_info {
+            return Err(WireError::Missing(SIGNATURE_INFO));
+        }
+        if !have_sig_value {
+            return Err(WireError::Missing(SIGNATURE_VALUE));
+        }
+        Ok(d)
+    }
+
+    /// SHA-256 of the whole encoding: the value of the implicit digest component
+    /// that makes this packet's full name.
+    pub fn implicit_digest(&self) -> [u8; 32] {
+        Sha256::digest(&self.wire).into()
+    }
+
+    /// The full name (name plus implicit digest).
+    pub fn full_name(&self) -> Name {
+        self.name.append(IMPLICIT_SHA256_DIGEST, &self.implicit_digest())
+    }
+
+    /// Whether the FinalBlockId names this packet's last component (the last segment).
+    pub fn is_final_block(&self) -> bool {
+        match (&self.final_block_id, self.name.last()) {
+            (Some(f), Some(_)) => f[..] == *self.name.component_wire(self.name.len() - 1),
+            _ => false,
+        }
+    }
+}
+
+fn decode_meta_info(d: &mut Data, value: Bytes) -> Result<(), WireError> {
+    let mut r = TlvReader::new(value);
+    while !r.is_empty() {
+        let e = r.read()?;
+        match e.typ {
+            CONTENT_TYPE => d.content_type = read_nonneg(&e.value)?,
+            FRESHNESS_PERIOD => d.freshness_ms = Some(read_nonneg(&e.value)?),
+            FINAL_BLOCK_ID => {
+                // Must hold exactly one name component.
+                Name::from_value(e.value.clone()).ok().filter(|n| n.len() == 1).ok_or(WireError::BadValue(FINAL_BLOCK_ID))?;
+                d.final_block_id = Some(e.value);
+            }
+            t if is_critical(t) => return Err(WireError::UnknownCritical(t)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Builds Data signed with DigestSha256, for producers inside Trajan.
+#[derive(Debug, Clone)]
+pub struct DataBuilder {
+    name: Name,
+    content_type: Option<u64>,
+    freshness_ms: Option<u64>,
+    final_block_id: Option<Vec<u8>>,
+}
+
+impl DataBuilder {
+    /// Starts a Data packet named `name`.
+    pub fn new(name: Name) -> Self {
+        DataBuilder { name, content_type: None, freshness_ms: None, final_block_id: None }
+    }
+
+    /// Sets FreshnessPeriod.
+    pub fn freshness_ms(mut self, ms: u64) -> Self {
+        self.freshness_ms = Some(ms);
+        self
+    }
+
+    /// Sets ContentType.
+    pub fn content_type(mut self, t: u64) -> Self {
+        self.content_type = Some(t);
+        self
+    }
+
+    /// Sets FinalBlockId to a segment number.
+    pub fn final_segment(mut self, seg: u64) -> Self {
+        let mut c = Vec::new();
+        let (b, n) = crate::tlv::nonneg_bytes(seg);
+        write_tlv(&mut c, SEGMENT_COMPONENT, &b[8 - n..]);
+        self.final_block_id = Some(c);
+        self
+    }
+
+    /// Encodes with `content` and signs.
+    pub fn build(&self, content: &[u8]) -> Bytes {
+        let mut meta = Vec::new();
+        if let Some(t) = self.content_type {
+            write_nonneg(&mut meta, CONTENT_TYPE, t);
+        }
+        if let Some(f) = self.freshness_ms {
+            write_nonneg(&mut meta, FRESHNESS_PERIOD, f);
+        }
+        if let Some(fb) = &self.final_block_id {
+            write_tlv(&mut meta, FINAL_BLOCK_ID, fb);
+        }
+        let sig_info: [u8; 5] = [SIGNATURE_INFO as u8, 3, SIGNATURE_TYPE as u8, 1, SIGNATURE_DIGEST_SHA256 as u8];
+        let mut signed = Vec::with_capacity(content.len() + meta.len() + self.name.value().len() + 24);
+        self.name.encode_into(&mut signed);
+        if !meta.is_empty() {
+            write_tlv(&mut signed, META_INFO, &meta);
+        }
+        write_tlv(&mut signed, CONTENT, content);
+        signed.extend_from_slice(&sig_info);
+        let digest = Sha256::digest(&signed);
+        let value_len = signed.len() + tlv_len(SIGNATURE_VALUE, 32);
+        let mut out = Vec::with_capacity(tlv_len(DATA, value_len));
+        write_header(&mut out, DATA, value_len);
+        out.extend_from_slice(&signed);
+        write_tlv(&mut out, SIGNATURE_VALUE, &digest);
+        Bytes::from(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn build_and_decode() {
+        let w = DataBuilder::new("/a/seg=2".parse().unwrap()).freshness_ms(1000).final_segment(2).build(b"hello");
+        let d = Data::decode(&w).unwrap();
+        assert_eq!(d.name.to_string(), "/a/seg=2");
+        assert_eq!(d.freshness_ms, Some(1000));
+        assert_eq!(&d.content[..], b"hello");
+        assert!(d.is_final_block());
+        assert_eq!(d.wire, w);
+        assert_eq!(d.full_name().len(), 3);
+    }
+
+    #[test]
+    fn requires_signature() {
+        let mut v = Vec::new();
+        let mut inner = Vec::new();
+        write_tlv(&mut inner, NAME, &[8, 1, b'a']);
+        write_tlv(&mut inner, CONTENT, b"x");
+        write_tlv(&mut v, DATA, &inner);
+        assert_eq!(Data::decode(&Bytes::from(v)), Err(WireError::Missing(SIGNATURE_INFO)));
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(content in proptest::collection::vec(any::<u8>(), 0..300), fresh: Option<u32>) {
+            let mut b = DataBuilder::new("/x/y".parse().unwrap());
+            if let Some(f) = fresh { b = b.freshness_ms(f as u64); }
+            let w = b.build(&content);
+            let d = Data::decode(&w).unwrap();
+            prop_assert_eq!(&d.content[..], &content[..]);
+            prop_assert_eq!(d.freshness_ms, fresh.map(|f| f as u64));
+        }
+
+        #[test]
+        fn never_panics(data in proptest::collection::vec(any::<u8>(), 0..80)) {
+            let mut v = vec![6u8, data.len() as u8];
+            v.extend_from_slice(&data);
+            let _ = Data::decode(&Bytes::from(v));
+        }
+    }
+}

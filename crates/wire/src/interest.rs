@@ -1,0 +1,241 @@
+//! Interest packets (NDN packet format v0.3 §5.1).
+//!
+//! A decoded [`Interest`] keeps its original encoding; [`Interest::encode`] rebuilds
+//! it from the fields so the forwarder can set a Nonce or decrement HopLimit, while
+//! everything from ApplicationParameters on (parameters and the Interest signature)
+//! is carried as one raw slice and so forwarded byte-exact.
+
+use bytes::Bytes;
+
+use crate::error::WireError;
+use crate::name::Name;
+use crate::tlv::{decode_outer, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, TlvReader};
+use crate::types::*;
+
+/// InterestLifetime when the element is absent (v0.3 §5.2.5).
+pub const DEFAULT_LIFETIME_MS: u64 = 4000;
+
+/// A decoded or locally built Interest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interest {
+    pub name: Name,
+    pub can_be_prefix: bool,
+    pub must_be_fresh: bool,
+    /// TLV-VALUE of ForwardingHint (a sequence of Names), kept raw.
+    pub forwarding_hint: Option<Bytes>,
+    pub nonce: Option<u32>,
+    pub lifetime_ms: Option<u64>,
+    pub hop_limit: Option<u8>,
+    /// Raw encoding of ApplicationParameters and every element after it
+    /// (InterestSignatureInfo, InterestSignatureValue), forwarded unchanged.
+    pub params_tail: Option<Bytes>,
+}
+
+impl Interest {
+    /// An Interest for `name` with every optional field absent.
+    pub fn new(name: Name) -> Self {
+        Interest {
+            name,
+            can_be_prefix: false,
+            must_be_fresh: false,
+            forwarding_hint: None,
+            nonce: None,
+            lifetime_ms: None,
+            hop_limit: None,
+            params_tail: None,
+        }
+    }
+
+    /// InterestLifetime in milliseconds, with the protocol default applied.
+    pub fn lifetime(&self) -> u64 {
+        self.lifetime_ms.unwrap_or(DEFAULT_LIFETIME_MS)
+    }
+
+    /// The TLV-VALUE of ApplicationParameters, if present.
+    pub fn app_parameters(&self) -> Option<Bytes> {
+        let tail = self.params_tail.as_ref()?;
+        let mut r = TlvReader::new(tail.clone());
+        let e = r.read().ok()?;
+        (e.typ == APPLICATION_PARAMETERS).then_some(e.value)
+    }
+
+    /// Decodes a whole Interest element.
+    pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
+        let outer = decode_outer(wire, INTEREST)?;
+        let mut r = TlvReader::new(outer.value);
+        let name_el = r.expect(NAME)?;
+        let mut i = Interest::new(Name::from_value(name_el.value)?);
+        // Rank of each known element in the order v0.3 prescribes.
+        let rank = |t: u32| -> Option<u8> {
+            Some(match t {
+                CAN_BE_PREFIX => 1,
+                MUST_BE_FRESH => 2,
+                FORWARDING_HINT => 3,
+                NONCE => 4,
+                INTEREST_LIFETIME => 5,
+                HOP_LIMIT => 6,
+                APPLICATION_PARAMETERS => 7,
+                _ => return None,
+            })
+        };
+        let mut last = 0u8;
+        while !r.is_empty() {
+            let before = r.rest();
+            let e = r.read()?;
+            let Some(k) = rank(e.typ) else {
+                if is_critical(e.typ) {
+                    return Err(WireError::UnknownCritical(e.typ));
+                }
+                continue;
+            };
+            if k <= last {
+                return Err(WireError::OutOfOrder(e.typ));
+            }
+            last = k;
+            match e.typ {
+                CAN_BE_PREFIX => i.can_be_prefix = true,
+                MUST_BE_FRESH => i.must_be_fresh = true,
+                FORWARDING_HINT => i.forwarding_hint = Some(e.value),
+                NONCE => {
+                    let v: [u8; 4] = e.value[..].try_into().map_err(|_| WireError::BadValue(NONCE))?;
+                    i.nonce = Some(u32::from_be_bytes(v));
+                }
+                INTEREST_LIFETIME => i.lifetime_ms = Some(read_nonneg(&e.value)?),
+                HOP_LIMIT => {
+                    if e.value.len() != 1 {
+                        return Err(WireError::BadValue(HOP_LIMIT));
+                    }
+                    i.hop_limit = Some(e.value[0]);
+                }
+                APPLICATION_PARAMETERS => {
+                    // Everything from here on is signature material: validate its TLV
+                    // structure, then keep it raw.
+                    let mut rest = r.clone();
+                    while !rest.is_empty() {
+                        let e = rest.read()?;
+                        if !matches!(e.typ, INTEREST_SIGNATURE_INFO | INTEREST_SIGNATURE_VALUE) && is_critical(e.typ) {
+                            return Err(WireError::UnknownCritical(e.typ));
+                        }
+                    }
+                    i.params_tail = Some(before);
+                    break;
+                }
+                _ => unreachable!("rank() covers exactly these types"),
+            }
+        }
+        Ok(i)
+    }
+
+    /// Encoded size, so [`Interest::encode`] allocates exactly once.
+    pub fn encoded_len(&self) -> usize {
+        tlv_len(INTEREST, self.value_len())
+    }
+
+    fn value_len(&self) -> usize {
+        let mut n = tlv_len(NAME, self.name.value().len());
+        n += if self.can_be_prefix { 2 } else { 0 };
+        n += if self.must_be_fresh { 2 } else { 0 };
+        n += self.forwarding_hint.as_ref().map_or(0, |h| tlv_len(FORWARDING_HINT, h.len()));
+        n += if self.nonce.is_some() { 6 } else { 0 };
+        n += self.lifetime_ms.map_or(0, |l| tlv_len(INTEREST_LIFETIME, crate::tlv::nonneg_bytes(l).1));
+        n += if self.hop_limit.is_some() { 3 } else { 0 };
+        n += self.params_tail.as_ref().map_or(0, |t| t.len());
+        n
+    }
+
+    /// Appends the encoding to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        write_header(out, INTEREST, self.value_len());
+        self.name.encode_into(out);
+        if self.can_be_prefix {
+            write_tlv(out, CAN_BE_PREFIX, &[]);
+        }
+        if self.must_be_fresh {
+            write_tlv(out, MUST_BE_FRESH, &[]);
+        }
+        if let Some(h) = &self.forwarding_hint {
+            write_tlv(out, FORWARDING_HINT, h);
+        }
+        if let Some(n) = self.nonce {
+            write_tlv(out, NONCE, &n.to_be_bytes());
+        }
+        if let Some(l) = self.lifetime_ms {
+            write_nonneg(out, INTEREST_LIFETIME, l);
+        }
+        if let Some(h) = self.hop_limit {
+            write_tlv(out, HOP_LIMIT, &[h]);
+        }
+        if let Some(t) = &self.params_tail {
+            out.extend_from_slice(t);
+        }
+    }
+
+    /// The encoding as a new buffer.
+    pub fn encode(&self) -> Bytes {
+        let mut out = Vec::with_capacity(self.encoded_len());
+        self.encode_into(&mut out);
+        Bytes::from(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn decodes_and_reencodes_byte_exact() {
+        let mut i = Interest::new("/a/b".parse().unwrap());
+        i.can_be_prefix = true;
+        i.must_be_fresh = true;
+        i.nonce = Some(0xdeadbeef);
+        i.lifetime_ms = Some(1000);
+        i.hop_limit = Some(7);
+        let mut tail = Vec::new();
+        write_tlv(&mut tail, APPLICATION_PARAMETERS, b"xyz");
+        write_tlv(&mut tail, INTEREST_SIGNATURE_INFO, &[0x1b, 1, 0]);
+        write_tlv(&mut tail, INTEREST_SIGNATURE_VALUE, &[9; 32]);
+        i.params_tail = Some(Bytes::from(tail));
+        let w = i.encode();
+        assert_eq!(w.len(), i.encoded_len());
+        let d = Interest::decode(&w).unwrap();
+        assert_eq!(d, i);
+        assert_eq!(d.encode(), w);
+        assert_eq!(d.app_parameters().unwrap(), Bytes::from_static(b"xyz"));
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        // Missing name
+        assert!(Interest::decode(&Bytes::from_static(&[5, 2, 0x0a, 0])).is_err());
+        // Nonce of wrong length
+        assert!(Interest::decode(&Bytes::from_static(&[5, 7, 7, 0, 0x0a, 3, 1, 2, 3])).is_err());
+        // Unknown critical element
+        assert_eq!(
+            Interest::decode(&Bytes::from_static(&[5, 4, 7, 0, 0x0f, 0])),
+            Err(WireError::UnknownCritical(0x0f))
+        );
+        // Unknown non-critical element is ignored
+        assert!(Interest::decode(&Bytes::from_static(&[5, 4, 7, 0, 0x40, 0])).is_ok());
+        // Out of order
+        assert!(Interest::decode(&Bytes::from_static(&[5, 6, 7, 0, 0x12, 0, 0x21, 0])).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(cbp: bool, mbf: bool, nonce: Option<u32>, life: Option<u64>, hop: Option<u8>,
+                      comps in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..10), 0..6)) {
+            let mut i = Interest::new(Name::from_components(comps.iter().map(|c| (8u32, c.as_slice()))));
+            i.can_be_prefix = cbp; i.must_be_fresh = mbf; i.nonce = nonce; i.lifetime_ms = life; i.hop_limit = hop;
+            let w = i.encode();
+            prop_assert_eq!(Interest::decode(&w).unwrap(), i);
+        }
+
+        #[test]
+        fn never_panics(data in proptest::collection::vec(any::<u8>(), 0..80)) {
+            let mut v = vec![5u8, data.len() as u8];
+            v.extend_from_slice(&data);
+            let _ = Interest::decode(&Bytes::from(v));
+        }
+    }
+}

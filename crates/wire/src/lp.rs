@@ -1,0 +1,215 @@
+//! NDNLPv2 link protocol (the subset a forwarder needs): the LpPacket envelope with
+//! Fragment, Sequence/FragIndex/FragCount, Nack, PitToken, IncomingFaceId,
+//! NextHopFaceId, CachePolicy and CongestionMark.
+//!
+//! Unknown header fields are ignored when NDNLPv2 marks them ignorable and rejected
+//! otherwise. A bare Interest or Data (no LpPacket) decodes as an LpPacket with no
+//! headers, so faces handle both the same way.
+
+use bytes::Bytes;
+
+use crate::error::WireError;
+use crate::nack::NackReason;
+use crate::tlv::{decode_outer, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, TlvReader};
+use crate::types::*;
+
+/// Longest PitToken Trajan stores (NDN-DPDK uses 8–32 bytes; NDNts 4). Longer ones are
+/// rejected so a PIT in-record's token has a fixed bound.
+pub const MAX_PIT_TOKEN: usize = 32;
+
+/// The per-packet link fields a forwarder reads or writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LpHeaders {
+    pub pit_token: Option<Bytes>,
+    pub nack: Option<NackReason>,
+    pub incoming_face_id: Option<u64>,
+    pub next_hop_face_id: Option<u64>,
+    pub cache_policy: Option<u64>,
+    pub congestion_mark: Option<u64>,
+}
+
+/// A decoded link-layer packet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LpPacket {
+    pub headers: LpHeaders,
+    pub sequence: Option<u64>,
+    pub frag_index: Option<u64>,
+    pub frag_count: Option<u64>,
+    /// The network-layer packet (or a piece of it); `None` for an IDLE packet.
+    pub fragment: Option<Bytes>,
+}
+
+impl LpPacket {
+    /// Decodes an LpPacket, or wraps a bare Interest/Data.
+    pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
+        let first = TlvReader::new(wire.clone()).peek_type()?.ok_or(WireError::Truncated)?;
+        if first == INTEREST || first == DATA {
+            return Ok(LpPacket { fragment: Some(wire.clone()), ..Default::default() });
+        }
+        let outer = decode_outer(wire, LP_PACKET)?;
+        let mut r = TlvReader::new(outer.value);
+        let mut p = LpPacket::default();
+        while !r.is_empty() {
+            let e = r.read()?;
+            match e.typ {
+                LP_FRAGMENT => {
+                    if !r.is_empty() {
+                        return Err(WireError::OutOfOrder(LP_FRAGMENT));
+                    }
+                    p.fragment = Some(e.value);
+                }
+                LP_SEQUENCE => {
+                    if e.value.len() != 8 {
+                        return Err(WireError::BadValue(LP_SEQUENCE));
+                    }
+                    p.sequence = Some(read_nonneg(&e.value)?);
+                }
+                LP_FRAG_INDEX => p.frag_index = Some(read_nonneg(&e.value)?),
+                LP_FRAG_COUNT => p.frag_count = Some(read_nonneg(&e.value)?),
+                LP_PIT_TOKEN => {
+                    if e.value.is_empty() || e.value.len() > MAX_PIT_TOKEN {
+                        return Err(WireError::BadValue(LP_PIT_TOKEN));
+                    }
+                    p.headers.pit_token = Some(e.value);
+                }
+                LP_NACK => {
+                    let mut nr = TlvReader::new(e.value);
+                    let mut reason = NackReason::None;
+                    while !nr.is_empty() {
+                        let f = nr.read()?;
+                        if f.typ == LP_NACK_REASON {
+                            reason = NackReason::from_code(read_nonneg(&f.value)?);
+                        } else if is_critical(f.typ) {
+                            return Err(WireError::UnknownCritical(f.typ));
+                        }
+                    }
+                    p.headers.nack = Some(reason);
+                }
+                LP_INCOMING_FACE_ID => p.headers.incoming_face_id = Some(read_nonneg(&e.value)?),
+                LP_NEXT_HOP_FACE_ID => p.headers.next_hop_face_id = Some(read_nonneg(&e.value)?),
+                LP_CONGESTION_MARK => p.headers.congestion_mark = Some(read_nonneg(&e.value)?),
+                LP_CACHE_POLICY => {
+                    let mut cr = TlvReader::new(e.value);
+                    p.headers.cache_policy = Some(read_nonneg(&cr.expect(LP_CACHE_POLICY_TYPE)?.value)?);
+                }
+                t if lp_is_ignorable(t) => {}
+                // Reliability and discovery fields Trajan does not implement are
+                // ignorable by their numbers; anything else is an unknown critical field.
+                t => return Err(WireError::UnknownCritical(t)),
+            }
+        }
+        match (p.frag_index, p.frag_count) {
+            (Some(i), Some(c)) if i >= c || c == 0 => return Err(WireError::BadValue(LP_FRAG_INDEX)),
+            (Some(_), None) => return Err(WireError::Missing(LP_FRAG_COUNT)),
+            _ => {}
+        }
+        Ok(p)
+    }
+
+    /// True if this packet is one piece of a fragmented packet.
+    pub fn is_fragmented(&self) -> bool {
+        self.frag_count.is_some_and(|c| c > 1)
+    }
+
+    /// Appends the encoding to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let mut hdr = Vec::with_capacity(64);
+        if let Some(s) = self.sequence {
+            write_tlv(&mut hdr, LP_SEQUENCE, &s.to_be_bytes());
+        }
+        if let Some(i) = self.frag_index {
+            write_nonneg(&mut hdr, LP_FRAG_INDEX, i);
+        }
+        if let Some(c) = self.frag_count {
+            write_nonneg(&mut hdr, LP_FRAG_COUNT, c);
+        }
+        let h = &self.headers;
+        if let Some(t) = &h.pit_token {
+            write_tlv(&mut hdr, LP_PIT_TOKEN, t);
+        }
+        if let Some(r) = h.nack {
+            write_tlv(&mut hdr, LP_NACK, &r.field_value());
+        }
+        if let Some(id) = h.incoming_face_id {
+            write_nonneg(&mut hdr, LP_INCOMING_FACE_ID, id);
+        }
+        if let Some(id) = h.next_hop_face_id {
+            write_nonneg(&mut hdr, LP_NEXT_HOP_FACE_ID, id);
+        }
+        if let Some(c) = h.cache_policy {
+            let mut v = Vec::new();
+            write_nonneg(&mut v, LP_CACHE_POLICY_TYPE, c);
+            write_tlv(&mut hdr, LP_CACHE_POLICY, &v);
+        }
+        if let Some(m) = h.congestion_mark {
+            write_nonneg(&mut hdr, LP_CONGESTION_MARK, m);
+        }
+        let frag_len = self.fragment.as_ref().map_or(0, |f| tlv_len(LP_FRAGMENT, f.len()));
+        write_header(out, LP_PACKET, hdr.len() + frag_len);
+        out.extend_from_slice(&hdr);
+        if let Some(f) = &self.fragment {
+            write_tlv(out, LP_FRAGMENT, f);
+        }
+    }
+
+    /// Encodes `packet` for a link: bare when there are no headers (what every NDN
+    /// peer accepts), else wrapped in an LpPacket.
+    pub fn wrap(packet: &Bytes, headers: &LpHeaders) -> Bytes {
+        if *headers == LpHeaders::default() {
+            return packet.clone();
+        }
+        let lp = LpPacket { headers: headers.clone(), fragment: Some(packet.clone()), ..Default::default() };
+        let mut out = Vec::with_capacity(packet.len() + 64);
+        lp.encode_into(&mut out);
+        Bytes::from(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bare_packets_pass_through() {
+        let i = crate::Interest::new("/a".parse().unwrap()).encode();
+        let p = LpPacket::decode(&i).unwrap();
+        assert_eq!(p.fragment.as_ref(), Some(&i));
+        assert_eq!(LpPacket::wrap(&i, &LpHeaders::default()), i);
+    }
+
+    #[test]
+    fn ignorable_and_critical_fields() {
+        // IDLE packet with an ignorable unknown field 0x0350+4=852 (low bits 00)
+        let mut v = Vec::new();
+        let mut inner = Vec::new();
+        write_tlv(&mut inner, 852, &[1]);
+        write_tlv(&mut v, LP_PACKET, &inner);
+        assert!(LpPacket::decode(&Bytes::from(v)).unwrap().fragment.is_none());
+        // Critical unknown field 853
+        let mut v = Vec::new();
+        let mut inner = Vec::new();
+        write_tlv(&mut inner, 853, &[1]);
+        write_tlv(&mut v, LP_PACKET, &inner);
+        assert_eq!(LpPacket::decode(&Bytes::from(v)), Err(WireError::UnknownCritical(853)));
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(token in proptest::option::of(proptest::collection::vec(any::<u8>(), 1..32)),
+                      nack in proptest::option::of(prop_oneof![Just(0u64), Just(50), Just(100), Just(150), 1u64..1000]),
+                      inface: Option<u64>, mark: Option<u64>, payload in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let headers = LpHeaders {
+                pit_token: token.map(Bytes::from),
+                nack: nack.map(NackReason::from_code),
+                incoming_face_id: inface,
+                congestion_mark: mark,
+                ..Default::default()
+            };
+            let lp = LpPacket { headers, fragment: Some(Bytes::from(payload)), ..Default::default() };
+            let mut out = Vec::new();
+            lp.encode_into(&mut out);
+            prop_assert_eq!(LpPacket::decode(&Bytes::from(out)).unwrap(), lp);
+        }
+    }
+}

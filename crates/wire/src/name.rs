@@ -1,0 +1,420 @@
+//! NDN names: a zero-copy view over the TLV-VALUE of a Name element, with the end
+//! offset of every component computed once at decode time so that prefixes, component
+//! access and per-prefix hashing never re-parse the name.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::str::FromStr;
+
+use bytes::Bytes;
+use smallvec::SmallVec;
+
+use crate::error::WireError;
+use crate::tlv::{nonneg_bytes, read_header, read_nonneg, write_header, write_tlv};
+use crate::types::*;
+
+/// The most components a name may have. NDN sets no limit, but a bound keeps the
+/// per-name offset array and every per-prefix loop finite; 8800 bytes allow at most
+/// 4400 empty components, far above any real name.
+pub const MAX_COMPONENTS: usize = 4400;
+
+/// A name: the encoded components (TLV-VALUE of the Name element) plus the end offset
+/// of each component. Equality and hashing are over the encoded bytes, which is exact
+/// name equality because component TLVs are self-delimiting.
+#[derive(Clone, Default)]
+pub struct Name {
+    value: Bytes,
+    ends: SmallVec<[u16; 14]>,
+}
+
+/// One name component, borrowed from its [`Name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Component<'a> {
+    pub typ: u32,
+    pub value: &'a [u8],
+}
+
+impl Name {
+    /// The empty name `/`.
+    pub fn root() -> Self {
+        Name::default()
+    }
+
+    /// Parses the TLV-VALUE of a Name element, validating every component.
+    pub fn from_value(value: Bytes) -> Result<Self, WireError> {
+        if value.len() > u16::MAX as usize {
+            return Err(WireError::TooLarge);
+        }
+        let mut ends = SmallVec::new();
+        let mut pos = 0;
+        while pos < value.len() {
+            let (typ, _, end) = read_header(&value, &mut pos)?;
+            if typ > 0xffff {
+                return Err(WireError::BadValue(NAME));
+            }
+            if ends.len() >= MAX_COMPONENTS {
+                return Err(WireError::TooLarge);
+            }
+            ends.push(end as u16);
+        }
+        let name = Name { value, ends };
+        for i in 0..name.len() {
+            let c = name.get(i);
+            if (c.typ == IMPLICIT_SHA256_DIGEST || c.typ == PARAMETERS_SHA256_DIGEST) && c.value.len() != 32 {
+                return Err(WireError::BadValue(NAME));
+            }
+        }
+        Ok(name)
+    }
+
+    /// Parses a whole Name element (type and length included).
+    pub fn from_wire(wire: &Bytes) -> Result<Self, WireError> {
+        let e = crate::tlv::decode_outer(wire, NAME)?;
+        Name::from_value(e.value)
+    }
+
+    /// Builds a name from (type, value) components.
+    pub fn from_components<'a>(comps: impl IntoIterator<Item = (u32, &'a [u8])>) -> Self {
+        let mut buf = Vec::new();
+        let mut ends = SmallVec::new();
+        for (typ, v) in comps {
+            write_tlv(&mut buf, typ, v);
+            ends.push(buf.len() as u16);
+        }
+        Name { value: Bytes::from(buf), ends }
+    }
+
+    /// Number of components.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True for the root name `/`.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The encoded components (TLV-VALUE of the Name element).
+    #[inline]
+    pub fn value(&self) -> &Bytes {
+        &self.value
+    }
+
+    /// The encoded bytes of the first `n` components: the exact-match key of that prefix.
+    #[inline]
+    pub fn prefix_value(&self, n: usize) -> &[u8] {
+        let end = if n == 0 { 0 } else { self.ends[n - 1] as usize };
+        &self.value[..end]
+    }
+
+    /// The byte offset where component `i` ends, for callers that hash prefixes
+    /// incrementally.
+    #[inline]
+    pub fn component_end(&self, i: usize) -> usize {
+        self.ends[i] as usize
+    }
+
+    /// The encoded bytes (type, length and value) of component `i`.
+    #[inline]
+    pub fn component_wire(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.value[start..self.ends[i] as usize]
+    }
+
+    /// Component `i`. Panics if `i >= len()`, like slice indexing.
+    pub fn get(&self, i: usize) -> Component<'_> {
+        let w = self.component_wire(i);
+        let mut pos = 0;
+        // Validated at construction, so this cannot fail.
+        let (typ, s, e) = read_header(w, &mut pos).expect("validated name component");
+        Component { typ, value: &w[s..e] }
+    }
+
+    /// The last component, if any.
+    pub fn last(&self) -> Option<Component<'_>> {
+        (!self.is_empty()).then(|| self.get(self.len() - 1))
+    }
+
+    /// Iterates over the components.
+    pub fn components(&self) -> impl Iterator<Item = Component<'_>> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    /// The first `n` components as a name sharing this name's buffer.
+    pub fn prefix(&self, n: usize) -> Name {
+        let n = n.min(self.len());
+        let end = if n == 0 { 0 } else { self.ends[n - 1] as usize };
+        Name { value: self.value.slice(..end), ends: self.ends[..n].iter().copied().collect() }
+    }
+
+    /// True if `self` is a prefix of (or equal to) `other`.
+    #[inline]
+    pub fn is_prefix_of(&self, other: &Name) -> bool {
+        self.len() <= other.len() && other.value.starts_with(&self.value)
+    }
+
+    /// A new name with one more component.
+    pub fn append(&self, typ: u32, value: &[u8]) -> Name {
+        let mut buf = Vec::with_capacity(self.value.len() + value.len() + 6);
+        buf.extend_from_slice(&self.value);
+        write_tlv(&mut buf, typ, value);
+        let mut ends = self.ends.clone();
+        ends.push(buf.len() as u16);
+        Name { value: Bytes::from(buf), ends }
+    }
+
+    /// Appends a generic component.
+    pub fn append_generic(&self, value: &[u8]) -> Name {
+        self.append(GENERIC_COMPONENT, value)
+    }
+
+    /// Appends a component holding a NonNegativeInteger (segment, version, ...).
+    pub fn append_number(&self, typ: u32, v: u64) -> Name {
+        let (b, n) = nonneg_bytes(v);
+        self.append(typ, &b[8 - n..])
+    }
+
+    /// The segment number, if the last component is a segment component.
+    pub fn segment(&self) -> Option<u64> {
+        self.last().filter(|c| c.typ == SEGMENT_COMPONENT).and_then(|c| read_nonneg(c.value).ok())
+    }
+
+    /// The implicit SHA-256 digest in the last component, if present.
+    pub fn implicit_digest(&self) -> Option<&[u8]> {
+        self.last().filter(|c| c.typ == IMPLICIT_SHA256_DIGEST).map(|c| c.value)
+    }
+
+    /// Appends the whole Name element to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        write_header(out, NAME, self.value.len());
+        out.extend_from_slice(&self.value);
+    }
+
+    /// The whole Name element.
+    pub fn to_wire(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.value.len() + 4);
+        self.encode_into(&mut out);
+        out
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+impl Eq for Name {}
+
+impl Hash for Name {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.value.hash(state)
+    }
+}
+
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+fn write_escaped(f: &mut fmt::Formatter<'_>, v: &[u8]) -> fmt::Result {
+    if v.iter().all(|b| *b == b'.') {
+        f.write_str("...")?;
+    }
+    for b in v {
+        if is_unreserved(*b) {
+            write!(f, "{}", *b as char)?;
+        } else {
+            write!(f, "%{:02X}", b)?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Component<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let number = || read_nonneg(self.value).ok();
+        match self.typ {
+            GENERIC_COMPONENT => write_escaped(f, self.value),
+            IMPLICIT_SHA256_DIGEST | PARAMETERS_SHA256_DIGEST => {
+                f.write_str(if self.typ == IMPLICIT_SHA256_DIGEST { "sha256digest=" } else { "params-sha256=" })?;
+                self.value.iter().try_for_each(|b| write!(f, "{:02x}", b))
+            }
+            SEGMENT_COMPONENT | VERSION_COMPONENT | TIMESTAMP_COMPONENT | SEQUENCE_NUM_COMPONENT
+            | BYTE_OFFSET_COMPONENT
+                if number().is_some() =>
+            {
+                let label = match self.typ {
+                    SEGMENT_COMPONENT => "seg",
+                    VERSION_COMPONENT => "v",
+                    TIMESTAMP_COMPONENT => "t",
+                    SEQUENCE_NUM_COMPONENT => "seq",
+                    _ => "off",
+                };
+                write!(f, "{}={}", label, number().unwrap_or_default())
+            }
+            t => {
+                write!(f, "{}=", t)?;
+                write_escaped(f, self.value)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("/");
+        }
+        for c in self.components() {
+            f.write_str("/")?;
+            write!(f, "{}", c)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Name({})", self)
+    }
+}
+
+fn unescape(s: &str) -> Result<Vec<u8>, WireError> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3).ok_or(WireError::BadUri)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| WireError::BadUri)?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+fn parse_hex(s: &str) -> Result<Vec<u8>, WireError> {
+    if s.len() % 2 != 0 {
+        return Err(WireError::BadUri);
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| WireError::BadUri))
+        .collect()
+}
+
+fn parse_component(s: &str) -> Result<(u32, Vec<u8>), WireError> {
+    if let Some((label, rest)) = s.split_once('=') {
+        let number = |typ: u32| -> Result<(u32, Vec<u8>), WireError> {
+            let v: u64 = rest.parse().map_err(|_| WireError::BadUri)?;
+            let (b, n) = nonneg_bytes(v);
+            Ok((typ, b[8 - n..].to_vec()))
+        };
+        match label {
+            "seg" => return number(SEGMENT_COMPONENT),
+            "v" => return number(VERSION_COMPONENT),
+            "t" => return number(TIMESTAMP_COMPONENT),
+            "seq" => return number(SEQUENCE_NUM_COMPONENT),
+            "off" => return number(BYTE_OFFSET_COMPONENT),
+            "sha256digest" | "params-sha256" => {
+                let v = parse_hex(rest)?;
+                if v.len() != 32 {
+                    return Err(WireError::BadUri);
+                }
+                let t = if label == "sha256digest" { IMPLICIT_SHA256_DIGEST } else { PARAMETERS_SHA256_DIGEST };
+                return Ok((t, v));
+            }
+            _ => {
+                if let Ok(t) = label.parse::<u32>() {
+                    if t == 0 || t > 0xffff {
+                        return Err(WireError::BadUri);
+                    }
+                    return Ok((t, unescape_dots(rest)?));
+                }
+            }
+        }
+    }
+    Ok((GENERIC_COMPONENT, unescape_dots(s)?))
+}
+
+/// Unescapes a component value, applying the URI rule that a value of only periods
+/// is written with three extra periods (so `...` is the empty component).
+fn unescape_dots(s: &str) -> Result<Vec<u8>, WireError> {
+    let v = unescape(s)?;
+    if !v.is_empty() && v.iter().all(|b| *b == b'.') {
+        if v.len() < 3 {
+            return Err(WireError::BadUri);
+        }
+        return Ok(v[3..].to_vec());
+    }
+    Ok(v)
+}
+
+impl FromStr for Name {
+    type Err = WireError;
+
+    /// Parses an NDN URI such as `/example/data/seg=3` (an optional `ndn:` scheme is accepted).
+    fn from_str(s: &str) -> Result<Self, WireError> {
+        let s = s.strip_prefix("ndn:").unwrap_or(s);
+        let mut buf = Vec::new();
+        let mut ends = SmallVec::new();
+        for part in s.split('/').filter(|p| !p.is_empty()) {
+            let (typ, v) = parse_component(part)?;
+            write_tlv(&mut buf, typ, &v);
+            if buf.len() > u16::MAX as usize {
+                return Err(WireError::TooLarge);
+            }
+            ends.push(buf.len() as u16);
+        }
+        Ok(Name { value: Bytes::from(buf), ends })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn uri_round_trip() {
+        for uri in ["/", "/a/b/c", "/a%20b/seg=3/v=7", "/%00%FF/...", "/8=x/200=y", "/..../a"] {
+            let n: Name = uri.parse().unwrap();
+            let again: Name = n.to_string().parse().unwrap();
+            assert_eq!(n, again, "{uri}");
+        }
+        let n: Name = "/a/b/seg=3".parse().unwrap();
+        assert_eq!(n.to_string(), "/a/b/seg=3");
+        assert_eq!(n.segment(), Some(3));
+        assert_eq!(n.len(), 3);
+        assert_eq!(n.prefix(2).to_string(), "/a/b");
+        assert!(n.prefix(2).is_prefix_of(&n));
+        assert!(!n.is_prefix_of(&n.prefix(2)));
+    }
+
+    #[test]
+    fn rejects_bad_components() {
+        assert!(Name::from_value(Bytes::from_static(&[8, 5, 1])).is_err());
+        assert!(Name::from_value(Bytes::from_static(&[1, 2, 0, 0])).is_err());
+        assert!("/a/%zz".parse::<Name>().is_err());
+    }
+
+    fn arb_name() -> impl Strategy<Value = Name> {
+        proptest::collection::vec((prop_oneof![Just(8u32), Just(0x32), 9u32..300], proptest::collection::vec(any::<u8>(), 0..12)), 0..8)
+            .prop_map(|cs| Name::from_components(cs.iter().map(|(t, v)| (*t, v.as_slice()))))
+    }
+
+    proptest! {
+        #[test]
+        fn wire_and_uri_round_trip(n in arb_name()) {
+            let w = Bytes::from(n.to_wire());
+            let d = Name::from_wire(&w).unwrap();
+            prop_assert_eq!(&d, &n);
+            let u: Name = n.to_string().parse().unwrap();
+            prop_assert_eq!(u, n);
+        }
+    }
+}

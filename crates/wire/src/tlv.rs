@@ -1,0 +1,290 @@
+//! TLV primitives: VAR-NUMBER and NonNegativeInteger coding, a zero-copy element
+//! reader over [`Bytes`], and append-only writers.
+//!
+//! Every read is bounds-checked and every length is checked against the bytes that
+//! remain, so a hostile TLV-LENGTH can never cause a large allocation or a panic.
+
+use bytes::Bytes;
+
+use crate::error::WireError;
+
+/// Reads a VAR-NUMBER at `*pos`, advancing `pos`.
+///
+/// Non-minimal encodings are accepted (ndn-cxx accepts them too) so that Trajan is
+/// no stricter than the forwarders applications were tested against.
+#[inline]
+pub fn read_varnum(buf: &[u8], pos: &mut usize) -> Result<u64, WireError> {
+    let first = *buf.get(*pos).ok_or(WireError::Truncated)?;
+    let (len, start) = match first {
+        0..=252 => {
+            *pos += 1;
+            return Ok(first as u64);
+        }
+        253 => (2, *pos + 1),
+        254 => (4, *pos + 1),
+        255 => (8, *pos + 1),
+    };
+    let end = start.checked_add(len).ok_or(WireError::Truncated)?;
+    let bytes = buf.get(start..end).ok_or(WireError::Truncated)?;
+    let mut v = 0u64;
+    for b in bytes {
+        v = (v << 8) | *b as u64;
+    }
+    *pos = end;
+    Ok(v)
+}
+
+/// How many bytes [`write_varnum`] uses for `v`.
+#[inline]
+pub fn varnum_len(v: u64) -> usize {
+    match v {
+        0..=252 => 1,
+        253..=0xffff => 3,
+        0x1_0000..=0xffff_ffff => 5,
+        _ => 9,
+    }
+}
+
+/// Appends `v` as a minimal VAR-NUMBER.
+#[inline]
+pub fn write_varnum(out: &mut Vec<u8>, v: u64) {
+    match v {
+        0..=252 => out.push(v as u8),
+        253..=0xffff => {
+            out.push(253);
+            out.extend_from_slice(&(v as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            out.push(254);
+            out.extend_from_slice(&(v as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(255);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+}
+
+/// Appends a TLV header (type and length).
+#[inline]
+pub fn write_header(out: &mut Vec<u8>, typ: u32, len: usize) {
+    write_varnum(out, typ as u64);
+    write_varnum(out, len as u64);
+}
+
+/// Appends a whole TLV element.
+#[inline]
+pub fn write_tlv(out: &mut Vec<u8>, typ: u32, value: &[u8]) {
+    write_header(out, typ, value.len());
+    out.extend_from_slice(value);
+}
+
+/// Encoded size of a TLV element with a value of `len` bytes.
+#[inline]
+pub fn tlv_len(typ: u32, len: usize) -> usize {
+    varnum_len(typ as u64) + varnum_len(len as u64) + len
+}
+
+/// The shortest NonNegativeInteger encoding of `v` (1, 2, 4 or 8 bytes), returned
+/// on the stack so callers need not allocate.
+#[inline]
+pub fn nonneg_bytes(v: u64) -> ([u8; 8], usize) {
+    let b = v.to_be_bytes();
+    let n = match v {
+        0..=0xff => 1,
+        0x100..=0xffff => 2,
+        0x1_0000..=0xffff_ffff => 4,
+        _ => 8,
+    };
+    (b, n)
+}
+
+/// Appends a TLV whose value is a NonNegativeInteger.
+#[inline]
+pub fn write_nonneg(out: &mut Vec<u8>, typ: u32, v: u64) {
+    let (b, n) = nonneg_bytes(v);
+    write_tlv(out, typ, &b[8 - n..]);
+}
+
+/// Decodes a NonNegativeInteger value (1, 2, 4 or 8 bytes, big-endian).
+#[inline]
+pub fn read_nonneg(value: &[u8]) -> Result<u64, WireError> {
+    match value.len() {
+        1 | 2 | 4 | 8 => Ok(value.iter().fold(0u64, |acc, b| (acc << 8) | *b as u64)),
+        _ => Err(WireError::BadInteger),
+    }
+}
+
+/// One decoded element: its type, its value and its whole encoding, all sharing the
+/// receive buffer.
+#[derive(Debug, Clone)]
+pub struct Element {
+    pub typ: u32,
+    pub value: Bytes,
+    pub wire: Bytes,
+}
+
+/// Parses the TLV header at `*pos` of `buf` and returns (type, value range).
+/// The value range is guaranteed to lie inside `buf`.
+#[inline]
+pub fn read_header(buf: &[u8], pos: &mut usize) -> Result<(u32, usize, usize), WireError> {
+    let typ = read_varnum(buf, pos)?;
+    if typ == 0 || typ > u32::MAX as u64 {
+        return Err(WireError::BadVarNumber);
+    }
+    let len = read_varnum(buf, pos)?;
+    let remaining = (buf.len() - *pos) as u64;
+    if len > remaining {
+        return Err(WireError::Truncated);
+    }
+    let start = *pos;
+    let end = start + len as usize;
+    *pos = end;
+    Ok((typ as u32, start, end))
+}
+
+/// Length of the complete TLV element at the start of `buf`, if `buf` holds all of it.
+/// `Ok(None)` means "need more bytes" (stream framing); errors mean the stream is
+/// corrupt or the element larger than `max`.
+pub fn frame_len(buf: &[u8], max: usize) -> Result<Option<usize>, WireError> {
+    let mut pos = 0;
+    let typ = match read_varnum(buf, &mut pos) {
+        Ok(t) => t,
+        Err(WireError::Truncated) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if typ == 0 || typ > u32::MAX as u64 {
+        return Err(WireError::BadVarNumber);
+    }
+    let len = match read_varnum(buf, &mut pos) {
+        Ok(l) => l,
+        Err(WireError::Truncated) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let total = (pos as u64).saturating_add(len);
+    if total > max as u64 {
+        return Err(WireError::TooLarge);
+    }
+    let total = total as usize;
+    Ok(if buf.len() >= total { Some(total) } else { None })
+}
+
+/// Zero-copy sequential reader of the TLV elements in a buffer.
+#[derive(Debug, Clone)]
+pub struct TlvReader {
+    buf: Bytes,
+    pos: usize,
+}
+
+impl TlvReader {
+    /// Reads the elements of `buf`, typically the value of an enclosing element.
+    pub fn new(buf: Bytes) -> Self {
+        TlvReader { buf, pos: 0 }
+    }
+
+    /// True when every element has been read.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// The type of the next element without consuming it.
+    #[inline]
+    pub fn peek_type(&self) -> Result<Option<u32>, WireError> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let mut p = self.pos;
+        let t = read_varnum(&self.buf, &mut p)?;
+        if t == 0 || t > u32::MAX as u64 {
+            return Err(WireError::BadVarNumber);
+        }
+        Ok(Some(t as u32))
+    }
+
+    /// Reads the next element.
+    #[inline]
+    pub fn read(&mut self) -> Result<Element, WireError> {
+        let begin = self.pos;
+        let mut pos = self.pos;
+        let (typ, start, end) = read_header(&self.buf, &mut pos)?;
+        self.pos = pos;
+        Ok(Element {
+            typ,
+            value: self.buf.slice(start..end),
+            wire: self.buf.slice(begin..end),
+        })
+    }
+
+    /// Reads the next element and checks its type.
+    pub fn expect(&mut self, typ: u32) -> Result<Element, WireError> {
+        let e = self.read()?;
+        if e.typ != typ {
+            return Err(WireError::UnexpectedType { expected: typ, got: e.typ });
+        }
+        Ok(e)
+    }
+
+    /// The bytes from the current position to the end, without consuming them.
+    pub fn rest(&self) -> Bytes {
+        self.buf.slice(self.pos.min(self.buf.len())..)
+    }
+}
+
+/// Decodes exactly one element of type `typ` filling all of `buf`.
+pub fn decode_outer(buf: &Bytes, typ: u32) -> Result<Element, WireError> {
+    let mut r = TlvReader::new(buf.clone());
+    let e = r.expect(typ)?;
+    if !r.is_empty() {
+        return Err(WireError::Trailing);
+    }
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn varnum_round_trip(v in any::<u64>()) {
+            let mut out = Vec::new();
+            write_varnum(&mut out, v);
+            prop_assert_eq!(out.len(), varnum_len(v));
+            let mut pos = 0;
+            prop_assert_eq!(read_varnum(&out, &mut pos).unwrap(), v);
+            prop_assert_eq!(pos, out.len());
+        }
+
+        #[test]
+        fn nonneg_round_trip(v in any::<u64>()) {
+            let (b, n) = nonneg_bytes(v);
+            prop_assert_eq!(read_nonneg(&b[8 - n..]).unwrap(), v);
+        }
+
+        #[test]
+        fn reader_never_panics(data in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut r = TlvReader::new(Bytes::from(data.clone()));
+            for _ in 0..64 { if r.read().is_err() || r.is_empty() { break; } }
+            let _ = frame_len(&data, 8800);
+        }
+    }
+
+    #[test]
+    fn length_beyond_buffer_is_truncated_not_alloc() {
+        // type 5, length 0xffffffff with no value
+        let buf = [5u8, 254, 0xff, 0xff, 0xff, 0xff];
+        let mut pos = 0;
+        assert_eq!(read_header(&buf, &mut pos), Err(WireError::Truncated));
+        assert_eq!(frame_len(&buf, 8800), Err(WireError::TooLarge));
+    }
+
+    #[test]
+    fn frame_len_waits_for_more() {
+        assert_eq!(frame_len(&[5], 8800), Ok(None));
+        assert_eq!(frame_len(&[5, 3, 1], 8800), Ok(None));
+        assert_eq!(frame_len(&[5, 1, 1, 9], 8800), Ok(Some(3)));
+        assert_eq!(frame_len(&[0, 1, 1], 8800), Err(WireError::BadVarNumber));
+    }
+}
