@@ -1,0 +1,43 @@
+"""ndnd's own tools (put/cat, ping/pingserver) through the forwarder."""
+import os
+import re
+
+
+def test_put_cat_segmented_object(clients, interop_tmp):
+    blob = interop_tmp / "blob.bin"
+    payload = os.urandom(300 * 1024)  # ~37 segments of 8800 bytes
+    blob.write_bytes(payload)
+    clients.ndnd_put("/interop/ndnd/blob", blob)
+    res = clients.ndnd_cat("/interop/ndnd/blob")
+    assert res.returncode == 0, res.describe()
+    assert len(res.stdout_bytes) == len(payload), res.describe()
+    assert res.stdout_bytes == payload
+    assert re.search(r"Object fetched /interop/ndnd/blob/v=\d+", res.stderr), res.describe()
+
+
+def test_put_cat_twice_second_from_cache_or_producer(clients, interop_tmp):
+    blob = interop_tmp / "small.bin"
+    payload = b"tiny object\n" * 100
+    blob.write_bytes(payload)
+    clients.ndnd_put("/interop/ndnd/small", blob)
+    for _ in range(2):
+        res = clients.ndnd_cat("/interop/ndnd/small")
+        assert res.returncode == 0, res.describe()
+        assert res.stdout_bytes == payload
+
+
+def test_cat_without_producer_fails(clients):
+    res = clients.ndnd_cat("/interop/ndnd/missing", timeout=30)
+    assert res.returncode != 0, res.describe()
+
+
+def test_ping(clients):
+    server = clients.start("ndnd-pingserver", clients.argv("ndnd", "", "pingserver", "/interop/ping"))
+    server.wait_for(r"^PING SERVER")
+    # pingserver prints its banner before rib/register completes: retry a bounded number of times.
+    for _ in range(5):
+        res = clients.run(clients.argv("ndnd", "", "ping", "/interop/ping", "-c", "3", "-i", "100", "-t", "1000"),
+                          timeout=20)
+        if "3 received" in res.stdout:
+            break
+    assert "3 interests transmitted, 3 received, 0% lost" in res.stdout, res.describe()
