@@ -14,6 +14,7 @@ pub mod interest;
 pub mod data;
 pub mod lp;
 pub mod nack;
+pub mod mgmt;
 
 pub use error::WireError;
 pub use name::{Component, Name};

@@ -1,0 +1,870 @@
+//! NFD management protocol: ControlParameters, ControlResponse, the status datasets
+//! and command names, so that Trajan's daemon answers `nfdc`/python-ndn/ndnd clients
+//! and Trajan's own tools talk to NFD-compatible forwarders.
+//!
+//! TLV numbers are NFD's (wiki pages ControlCommand, FaceMgmt, FibMgmt, RibMgmt,
+//! CsMgmt, StrategyChoice, ForwarderStatus), checked against python-ndn's
+//! `nfd_mgmt.py` and ndnd's `mgmt_2022`. The same number means different fields in
+//! different structures (0x81 is LocalUri, StartTimestamp, NHits, Route and
+//! NextHopRecord), so each structure has its own field table.
+//!
+//! Decoding rule: NFD's management numbers predate the v0.3 evolvability rule (FaceId
+//! 0x69 and Origin 0x6f are odd, yet NFD, ndn-cxx and ndnd ignore unknown fields here),
+//! so an unknown element is ignored unless its type is below 32, the range v0.3
+//! reserves for core elements. A known field given twice is rejected: which copy a
+//! forwarder would obey is ambiguous, and an ambiguous command must not be executed.
+
+use std::fmt;
+use std::str::FromStr;
+
+use bytes::Bytes;
+
+use crate::error::WireError;
+use crate::name::Name;
+use crate::tlv::{decode_outer, read_nonneg, write_nonneg, write_tlv, TlvReader};
+use crate::types::{GENERIC_COMPONENT, NAME, PARAMETERS_SHA256_DIGEST};
+
+// ControlCommand
+pub const CONTROL_RESPONSE: u32 = 0x65;
+pub const STATUS_CODE: u32 = 0x66;
+pub const STATUS_TEXT: u32 = 0x67;
+pub const CONTROL_PARAMETERS: u32 = 0x68;
+pub const FACE_ID: u32 = 0x69;
+pub const COST: u32 = 0x6a;
+pub const STRATEGY: u32 = 0x6b;
+pub const FLAGS: u32 = 0x6c;
+pub const EXPIRATION_PERIOD: u32 = 0x6d;
+pub const ORIGIN: u32 = 0x6f;
+pub const MASK: u32 = 0x70;
+pub const URI: u32 = 0x72;
+pub const LOCAL_URI: u32 = 0x81;
+pub const CAPACITY: u32 = 0x83;
+pub const COUNT: u32 = 0x84;
+pub const FACE_PERSISTENCY: u32 = 0x85;
+pub const BASE_CONGESTION_MARKING_INTERVAL: u32 = 0x87;
+pub const DEFAULT_CONGESTION_THRESHOLD: u32 = 0x88;
+pub const MTU: u32 = 0x89;
+
+// Datasets
+/// Every list dataset (faces, FIB, RIB, strategy choices) and cs/info wraps each
+/// entry in an element of this type.
+pub const DATASET_ENTRY: u32 = 0x80;
+pub const FACE_SCOPE: u32 = 0x84;
+pub const LINK_TYPE: u32 = 0x86;
+pub const NEXT_HOP_RECORD: u32 = 0x81;
+pub const ROUTE: u32 = 0x81;
+pub const NFD_VERSION: u32 = 0x80;
+pub const START_TIMESTAMP: u32 = 0x81;
+pub const CURRENT_TIMESTAMP: u32 = 0x82;
+pub const N_NAME_TREE_ENTRIES: u32 = 0x83;
+pub const N_FIB_ENTRIES: u32 = 0x84;
+pub const N_PIT_ENTRIES: u32 = 0x85;
+pub const N_MEASUREMENTS_ENTRIES: u32 = 0x86;
+pub const N_CS_ENTRIES: u32 = 0x87;
+pub const N_IN_INTERESTS: u32 = 0x90;
+pub const N_IN_DATA: u32 = 0x91;
+pub const N_OUT_INTERESTS: u32 = 0x92;
+pub const N_OUT_DATA: u32 = 0x93;
+pub const N_IN_BYTES: u32 = 0x94;
+pub const N_OUT_BYTES: u32 = 0x95;
+pub const N_IN_NACKS: u32 = 0x97;
+pub const N_OUT_NACKS: u32 = 0x98;
+pub const N_SATISFIED_INTERESTS: u32 = 0x99;
+pub const N_UNSATISFIED_INTERESTS: u32 = 0x9a;
+pub const N_HITS: u32 = 0x81;
+pub const N_MISSES: u32 = 0x82;
+
+/// StatusCode of a successful command.
+pub const STATUS_OK: u32 = 200;
+
+/// Route origin of routes added by hand (`nfdc route add` default), which is also
+/// what `trajan route add` uses unless told otherwise.
+pub const ORIGIN_STATIC: u64 = 255;
+/// Route origin of prefixes registered by applications on their own face.
+pub const ORIGIN_APP: u64 = 0;
+/// Route flag: the route also applies to longer prefixes.
+pub const ROUTE_FLAG_CHILD_INHERIT: u64 = 1;
+/// Route flag: longer prefixes' routes are ignored in favour of this one.
+pub const ROUTE_FLAG_CAPTURE: u64 = 2;
+
+/// A structure encoded as a sequence of TLV fields. Implemented by every management
+/// structure so that nesting, lists and whole-element framing are written once.
+pub trait Record: Sized {
+    /// Decodes the TLV-VALUE of the structure's element.
+    fn decode_value(value: Bytes) -> Result<Self, WireError>;
+
+    /// Appends the TLV-VALUE of the structure's element.
+    fn encode_value(&self, out: &mut Vec<u8>);
+
+    /// Decodes a whole element of type `typ` that fills `wire`.
+    fn decode_element(wire: &Bytes, typ: u32) -> Result<Self, WireError> {
+        Self::decode_value(decode_outer(wire, typ)?.value)
+    }
+
+    /// Appends a whole element of type `typ`.
+    fn encode_element(&self, typ: u32, out: &mut Vec<u8>) {
+        let mut value = Vec::new();
+        self.encode_value(&mut value);
+        write_tlv(out, typ, &value);
+    }
+}
+
+/// How one field's value is decoded from and encoded to TLV. Implemented per Rust
+/// type so each structure is just a table of (field, type, TLV-TYPE).
+trait Slot {
+    /// Whether the field may repeat (a list of nested entries).
+    const REPEATED: bool = false;
+    fn put(&mut self, typ: u32, value: Bytes) -> Result<(), WireError>;
+    fn emit(&self, typ: u32, out: &mut Vec<u8>);
+}
+
+impl Slot for u64 {
+    fn put(&mut self, _typ: u32, value: Bytes) -> Result<(), WireError> {
+        *self = read_nonneg(&value)?;
+        Ok(())
+    }
+    fn emit(&self, typ: u32, out: &mut Vec<u8>) {
+        write_nonneg(out, typ, *self);
+    }
+}
+
+impl Slot for u32 {
+    fn put(&mut self, typ: u32, value: Bytes) -> Result<(), WireError> {
+        *self = u32::try_from(read_nonneg(&value)?).map_err(|_| WireError::BadValue(typ))?;
+        Ok(())
+    }
+    fn emit(&self, typ: u32, out: &mut Vec<u8>) {
+        write_nonneg(out, typ, u64::from(*self));
+    }
+}
+
+impl Slot for String {
+    fn put(&mut self, typ: u32, value: Bytes) -> Result<(), WireError> {
+        *self = std::str::from_utf8(&value).map_err(|_| WireError::BadValue(typ))?.to_owned();
+        Ok(())
+    }
+    fn emit(&self, typ: u32, out: &mut Vec<u8>) {
+        write_tlv(out, typ, self.as_bytes());
+    }
+}
+
+impl Slot for Name {
+    fn put(&mut self, _typ: u32, value: Bytes) -> Result<(), WireError> {
+        *self = Name::from_value(value)?;
+        Ok(())
+    }
+    fn emit(&self, typ: u32, out: &mut Vec<u8>) {
+        write_tlv(out, typ, self.value());
+    }
+}
+
+impl<R: Record> Slot for R {
+    fn put(&mut self, _typ: u32, value: Bytes) -> Result<(), WireError> {
+        *self = R::decode_value(value)?;
+        Ok(())
+    }
+    fn emit(&self, typ: u32, out: &mut Vec<u8>) {
+        self.encode_element(typ, out);
+    }
+}
+
+impl<T: Slot + Default> Slot for Option<T> {
+    fn put(&mut self, typ: u32, value: Bytes) -> Result<(), WireError> {
+        let mut v = T::default();
+        v.put(typ, value)?;
+        *self = Some(v);
+        Ok(())
+    }
+    fn emit(&self, typ: u32, out: &mut Vec<u8>) {
+        if let Some(v) = self {
+            v.emit(typ, out);
+        }
+    }
+}
+
+impl<R: Record> Slot for Vec<R> {
+    const REPEATED: bool = true;
+    fn put(&mut self, _typ: u32, value: Bytes) -> Result<(), WireError> {
+        self.push(R::decode_value(value)?);
+        Ok(())
+    }
+    fn emit(&self, typ: u32, out: &mut Vec<u8>) {
+        for r in self {
+            r.encode_element(typ, out);
+        }
+    }
+}
+
+/// Which field types a decoder has met, to reject repeats and report missing
+/// required fields. Every management TLV-TYPE is below 256.
+#[derive(Default)]
+struct Seen([u64; 4]);
+
+impl Seen {
+    fn once(&mut self, typ: u32, repeated: bool) -> Result<(), WireError> {
+        let (word, bit) = ((typ as usize >> 6) & 3, 1u64 << (typ & 63));
+        if typ < 256 && !repeated && self.0[word] & bit != 0 {
+            return Err(WireError::OutOfOrder(typ));
+        }
+        self.0[word] |= bit;
+        Ok(())
+    }
+
+    fn require(&self, typ: u32) -> Result<(), WireError> {
+        let (word, bit) = ((typ as usize >> 6) & 3, 1u64 << (typ & 63));
+        if self.0[word] & bit == 0 {
+            return Err(WireError::Missing(typ));
+        }
+        Ok(())
+    }
+}
+
+/// The management decoding rule for elements a structure does not know (see the
+/// module documentation).
+fn ignore_unknown(typ: u32) -> Result<(), WireError> {
+    if typ < 32 {
+        Err(WireError::UnknownCritical(typ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Declares a management structure from its field table, in NFD's encoding order,
+/// and implements [`Record`] for it.
+macro_rules! record {
+    (
+        $(#[$sm:meta])*
+        pub struct $S:ident { $( $(#[$fm:meta])* $f:ident : $T:ty = $typ:expr ),* $(,)? }
+        required [$($req:expr),*]
+    ) => {
+        $(#[$sm])*
+        #[derive(Debug, Clone, Default, PartialEq, Eq)]
+        pub struct $S { $( $(#[$fm])* pub $f: $T, )* }
+
+        impl Record for $S {
+            fn decode_value(value: Bytes) -> Result<Self, WireError> {
+                let mut rec = $S::default();
+                let mut seen = Seen::default();
+                let mut r = TlvReader::new(value);
+                while !r.is_empty() {
+                    let e = r.read()?;
+                    match e.typ {
+                        $( t if t == $typ => {
+                            seen.once(t, <$T as Slot>::REPEATED)?;
+                            Slot::put(&mut rec.$f, t, e.value)?;
+                        } )*
+                        t => ignore_unknown(t)?,
+                    }
+                }
+                $( seen.require($req)?; )*
+                Ok(rec)
+            }
+
+            fn encode_value(&self, out: &mut Vec<u8>) {
+                $( Slot::emit(&self.$f, $typ, out); )*
+            }
+        }
+    };
+}
+
+record! {
+    /// A forwarding strategy, named (e.g. `/localhost/nfd/strategy/best-route`).
+    pub struct Strategy {
+        name: Name = NAME,
+    }
+    required [NAME]
+}
+
+record! {
+    /// The arguments of every management command. All fields are optional because
+    /// each command uses a different subset; the handler checks what it needs.
+    pub struct ControlParameters {
+        name: Option<Name> = NAME,
+        face_id: Option<u64> = FACE_ID,
+        uri: Option<String> = URI,
+        local_uri: Option<String> = LOCAL_URI,
+        origin: Option<u64> = ORIGIN,
+        cost: Option<u64> = COST,
+        capacity: Option<u64> = CAPACITY,
+        count: Option<u64> = COUNT,
+        flags: Option<u64> = FLAGS,
+        mask: Option<u64> = MASK,
+        strategy: Option<Strategy> = STRATEGY,
+        /// Milliseconds.
+        expiration_period: Option<u64> = EXPIRATION_PERIOD,
+        face_persistency: Option<u64> = FACE_PERSISTENCY,
+        /// Nanoseconds.
+        base_congestion_marking_interval: Option<u64> = BASE_CONGESTION_MARKING_INTERVAL,
+        /// Bytes.
+        default_congestion_threshold: Option<u64> = DEFAULT_CONGESTION_THRESHOLD,
+        mtu: Option<u64> = MTU,
+    }
+    required []
+}
+
+impl ControlParameters {
+    /// Decodes a whole ControlParameters element, as found in a command name.
+    pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
+        Self::decode_element(wire, CONTROL_PARAMETERS)
+    }
+
+    /// The whole ControlParameters element.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_element(CONTROL_PARAMETERS, &mut out);
+        out
+    }
+}
+
+record! {
+    /// The reply to a command: the Content of the Data answering it.
+    pub struct ControlResponse {
+        /// HTTP-like: 200 OK, 400 bad parameters, 403 unauthorized, 404 not found,
+        /// 409 conflict, 501 unknown command, 503 unavailable.
+        status_code: u32 = STATUS_CODE,
+        status_text: String = STATUS_TEXT,
+        /// The parameters as the forwarder applied them (with defaults filled in).
+        body: Option<ControlParameters> = CONTROL_PARAMETERS,
+    }
+    required [STATUS_CODE, STATUS_TEXT]
+}
+
+impl ControlResponse {
+    /// A success response carrying the applied parameters.
+    pub fn ok(body: ControlParameters) -> Self {
+        ControlResponse { status_code: STATUS_OK, status_text: "OK".into(), body: Some(body) }
+    }
+
+    /// A failure response; failures carry no body.
+    pub fn error(status_code: u32, status_text: impl Into<String>) -> Self {
+        ControlResponse { status_code, status_text: status_text.into(), body: None }
+    }
+
+    /// Whether the command succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.status_code == STATUS_OK
+    }
+
+    /// Decodes the whole ControlResponse element (a Data packet's Content value).
+    pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
+        Self::decode_element(wire, CONTROL_RESPONSE)
+    }
+
+    /// The whole ControlResponse element.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_element(CONTROL_RESPONSE, &mut out);
+        out
+    }
+}
+
+record! {
+    /// The `status/general` dataset. Its fields form the dataset content directly
+    /// (no enclosing element), so use [`Record::decode_value`] and
+    /// [`Record::encode_value`] on the reassembled content.
+    pub struct ForwarderStatus {
+        nfd_version: String = NFD_VERSION,
+        /// Milliseconds since the Unix epoch.
+        start_timestamp: u64 = START_TIMESTAMP,
+        /// Milliseconds since the Unix epoch.
+        current_timestamp: u64 = CURRENT_TIMESTAMP,
+        n_name_tree_entries: u64 = N_NAME_TREE_ENTRIES,
+        n_fib_entries: u64 = N_FIB_ENTRIES,
+        n_pit_entries: u64 = N_PIT_ENTRIES,
+        n_measurements_entries: u64 = N_MEASUREMENTS_ENTRIES,
+        n_cs_entries: u64 = N_CS_ENTRIES,
+        n_in_interests: u64 = N_IN_INTERESTS,
+        n_in_data: u64 = N_IN_DATA,
+        n_in_nacks: u64 = N_IN_NACKS,
+        n_out_interests: u64 = N_OUT_INTERESTS,
+        n_out_data: u64 = N_OUT_DATA,
+        n_out_nacks: u64 = N_OUT_NACKS,
+        n_satisfied_interests: u64 = N_SATISFIED_INTERESTS,
+        n_unsatisfied_interests: u64 = N_UNSATISFIED_INTERESTS,
+    }
+    required []
+}
+
+record! {
+    /// One entry of the `faces/list` dataset.
+    pub struct FaceStatus {
+        face_id: u64 = FACE_ID,
+        uri: String = URI,
+        local_uri: String = LOCAL_URI,
+        /// Milliseconds until an on-demand face expires.
+        expiration_period: Option<u64> = EXPIRATION_PERIOD,
+        /// 0 non-local, 1 local.
+        face_scope: u64 = FACE_SCOPE,
+        face_persistency: u64 = FACE_PERSISTENCY,
+        /// 0 point-to-point, 1 multi-access, 2 ad hoc.
+        link_type: u64 = LINK_TYPE,
+        base_congestion_marking_interval: Option<u64> = BASE_CONGESTION_MARKING_INTERVAL,
+        default_congestion_threshold: Option<u64> = DEFAULT_CONGESTION_THRESHOLD,
+        mtu: Option<u64> = MTU,
+        n_in_interests: u64 = N_IN_INTERESTS,
+        n_in_data: u64 = N_IN_DATA,
+        n_in_nacks: u64 = N_IN_NACKS,
+        n_out_interests: u64 = N_OUT_INTERESTS,
+        n_out_data: u64 = N_OUT_DATA,
+        n_out_nacks: u64 = N_OUT_NACKS,
+        n_in_bytes: u64 = N_IN_BYTES,
+        n_out_bytes: u64 = N_OUT_BYTES,
+        flags: u64 = FLAGS,
+    }
+    required [FACE_ID]
+}
+
+record! {
+    /// One next hop of a FIB entry.
+    pub struct NextHopRecord {
+        face_id: u64 = FACE_ID,
+        cost: u64 = COST,
+    }
+    required [FACE_ID]
+}
+
+record! {
+    /// One entry of the `fib/list` dataset.
+    pub struct FibEntry {
+        name: Name = NAME,
+        next_hops: Vec<NextHopRecord> = NEXT_HOP_RECORD,
+    }
+    required [NAME]
+}
+
+record! {
+    /// One route of a RIB entry.
+    pub struct Route {
+        face_id: u64 = FACE_ID,
+        origin: u64 = ORIGIN,
+        cost: u64 = COST,
+        flags: u64 = FLAGS,
+        /// Milliseconds until the route expires; absent means never.
+        expiration_period: Option<u64> = EXPIRATION_PERIOD,
+    }
+    required [FACE_ID]
+}
+
+record! {
+    /// One entry of the `rib/list` dataset.
+    pub struct RibEntry {
+        name: Name = NAME,
+        routes: Vec<Route> = ROUTE,
+    }
+    required [NAME]
+}
+
+record! {
+    /// The `cs/info` dataset's single entry.
+    pub struct CsInfo {
+        /// Maximum number of packets.
+        capacity: u64 = CAPACITY,
+        /// Bit 0: admission enabled; bit 1: serving enabled.
+        flags: u64 = FLAGS,
+        n_cs_entries: u64 = N_CS_ENTRIES,
+        n_hits: u64 = N_HITS,
+        n_misses: u64 = N_MISSES,
+    }
+    required []
+}
+
+record! {
+    /// One entry of the `strategy-choice/list` dataset.
+    pub struct StrategyChoice {
+        name: Name = NAME,
+        strategy: Strategy = STRATEGY,
+    }
+    required [NAME, STRATEGY]
+}
+
+/// Decodes a list dataset's reassembled content: a sequence of [`DATASET_ENTRY`]
+/// elements. The list cannot outgrow its input: every entry takes at least two bytes.
+pub fn decode_list<T: Record>(content: &Bytes) -> Result<Vec<T>, WireError> {
+    let mut r = TlvReader::new(content.clone());
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        let e = r.read()?;
+        if e.typ == DATASET_ENTRY {
+            out.push(T::decode_value(e.value)?);
+        } else {
+            ignore_unknown(e.typ)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Encodes a list dataset's content, to be segmented into Data packets.
+pub fn encode_list<T: Record>(items: &[T]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in items {
+        i.encode_element(DATASET_ENTRY, &mut out);
+    }
+    out
+}
+
+/// FacePersistency values, named as `nfdc` names them so the CLI and the daemon's
+/// logs agree with NFD's documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FacePersistency {
+    /// Closed on a socket error; created by `face create` by default.
+    Persistent,
+    /// Created by an incoming packet, closed when idle.
+    OnDemand,
+    /// Never closed; reconnects after errors.
+    Permanent,
+}
+
+impl FacePersistency {
+    /// The wire code.
+    pub fn code(self) -> u64 {
+        match self {
+            FacePersistency::Persistent => 0,
+            FacePersistency::OnDemand => 1,
+            FacePersistency::Permanent => 2,
+        }
+    }
+
+    /// From a wire code; `None` for codes NFD does not define.
+    pub fn from_code(c: u64) -> Option<Self> {
+        match c {
+            0 => Some(FacePersistency::Persistent),
+            1 => Some(FacePersistency::OnDemand),
+            2 => Some(FacePersistency::Permanent),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for FacePersistency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FacePersistency::Persistent => "persistent",
+            FacePersistency::OnDemand => "on-demand",
+            FacePersistency::Permanent => "permanent",
+        })
+    }
+}
+
+impl FromStr for FacePersistency {
+    type Err = WireError;
+
+    fn from_str(s: &str) -> Result<Self, WireError> {
+        match s {
+            "persistent" => Ok(FacePersistency::Persistent),
+            "on-demand" | "ondemand" => Ok(FacePersistency::OnDemand),
+            "permanent" => Ok(FacePersistency::Permanent),
+            _ => Err(WireError::BadValue(FACE_PERSISTENCY)),
+        }
+    }
+}
+
+/// Which management prefix a request uses: `/localhost/nfd` is accepted only from
+/// local faces (Unix socket, loopback), `/localhop/nfd` travels one hop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MgmtScope {
+    Localhost,
+    Localhop,
+}
+
+impl MgmtScope {
+    /// The two-component prefix, `/localhost/nfd` or `/localhop/nfd`.
+    pub fn prefix(self) -> Name {
+        let first: &[u8] = match self {
+            MgmtScope::Localhost => b"localhost",
+            MgmtScope::Localhop => b"localhop",
+        };
+        Name::from_components([(GENERIC_COMPONENT, first), (GENERIC_COMPONENT, &b"nfd"[..])])
+    }
+}
+
+/// The name of a dataset, `<scope>/<module>/<verb>` (e.g. `/localhost/nfd/faces/list`);
+/// the forwarder appends version and segment components.
+pub fn dataset_name(scope: MgmtScope, module: &str, verb: &str) -> Name {
+    scope.prefix().append_generic(module.as_bytes()).append_generic(verb.as_bytes())
+}
+
+/// The unsigned name of a command, `<scope>/<module>/<verb>/<ControlParameters>`.
+/// Signing (see [`crate::signed`]) appends the ParametersSha256DigestComponent.
+pub fn command_name(scope: MgmtScope, module: &str, verb: &str, params: &ControlParameters) -> Name {
+    dataset_name(scope, module, verb).append_generic(&params.encode())
+}
+
+/// A management request as named: a command when `params` is present, else a dataset
+/// request (possibly already carrying version/segment components).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MgmtRequest {
+    pub scope: MgmtScope,
+    pub module: String,
+    pub verb: String,
+    pub params: Option<ControlParameters>,
+}
+
+/// Parses a management Interest name. Accepted shapes after `<scope>/<module>/<verb>`:
+/// nothing or non-generic components (dataset requests: version, segment); a
+/// ControlParameters component alone, followed by a ParametersSha256DigestComponent
+/// (v0.3 signed Interest), or followed by the four generic components of a legacy
+/// signed command (timestamp, nonce, SignatureInfo, SignatureValue). Signatures are
+/// not checked here.
+pub fn parse_request(name: &Name) -> Result<MgmtRequest, WireError> {
+    let bad = WireError::BadValue(NAME);
+    if name.len() < 4 {
+        return Err(bad);
+    }
+    let generic = |i: usize| Some(name.get(i)).filter(|c| c.typ == GENERIC_COMPONENT).map(|c| c.value);
+    let scope = match generic(0) {
+        Some(b"localhost") => MgmtScope::Localhost,
+        Some(b"localhop") => MgmtScope::Localhop,
+        _ => return Err(bad),
+    };
+    if generic(1) != Some(b"nfd") {
+        return Err(bad);
+    }
+    let text = |i: usize| {
+        generic(i).and_then(|v| std::str::from_utf8(v).ok()).map(str::to_owned).ok_or(WireError::BadValue(NAME))
+    };
+    let (module, verb) = (text(2)?, text(3)?);
+    let params = match (name.len() > 4).then(|| generic(4)).flatten() {
+        None => None,
+        Some(cp) => {
+            let signed_tail_ok = match name.len() {
+                5 => true,
+                6 => name.get(5).typ == PARAMETERS_SHA256_DIGEST,
+                9 => (5..9).all(|i| generic(i).is_some()),
+                _ => false,
+            };
+            if !signed_tail_ok {
+                return Err(bad);
+            }
+            Some(ControlParameters::decode(&Bytes::copy_from_slice(cp))?)
+        }
+    };
+    Ok(MgmtRequest { scope, module, verb, params })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::{any, prop_assert_eq, proptest};
+    use proptest::strategy::Strategy as Gen;
+
+    fn arb_name() -> impl Gen<Value = Name> {
+        proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 0..4)
+            .prop_map(|cs| Name::from_components(cs.iter().map(|c| (GENERIC_COMPONENT, c.as_slice()))))
+    }
+
+    fn arb_params() -> impl Gen<Value = ControlParameters> {
+        let o = || proptest::option::of(any::<u64>());
+        (
+            (proptest::option::of(arb_name()), o(), proptest::option::of("[a-z0-9:/.]{0,20}"), proptest::option::of(".{0,8}")),
+            (o(), o(), o(), o(), o(), o()),
+            (proptest::option::of(arb_name()), o(), o(), o(), o(), o()),
+        )
+            .prop_map(|((name, face_id, uri, local_uri), (origin, cost, capacity, count, flags, mask), (st, exp, pers, bcmi, dct, mtu))| {
+                ControlParameters {
+                    name,
+                    face_id,
+                    uri,
+                    local_uri,
+                    origin,
+                    cost,
+                    capacity,
+                    count,
+                    flags,
+                    mask,
+                    strategy: st.map(|name| Strategy { name }),
+                    expiration_period: exp,
+                    face_persistency: pers,
+                    base_congestion_marking_interval: bcmi,
+                    default_congestion_threshold: dct,
+                    mtu,
+                }
+            })
+    }
+
+    fn arb_face() -> impl Gen<Value = FaceStatus> {
+        (any::<u64>(), ".{0,12}", ".{0,12}", proptest::option::of(any::<u64>()), proptest::array::uniform8(any::<u64>()), any::<[u64; 4]>())
+            .prop_map(|(face_id, uri, local_uri, mtu, c, s)| FaceStatus {
+                face_id,
+                uri,
+                local_uri,
+                expiration_period: mtu.map(|m| m / 2),
+                face_scope: s[0],
+                face_persistency: s[1],
+                link_type: s[2],
+                base_congestion_marking_interval: None,
+                default_congestion_threshold: mtu.map(|m| m / 3),
+                mtu,
+                n_in_interests: c[0],
+                n_in_data: c[1],
+                n_in_nacks: c[2],
+                n_out_interests: c[3],
+                n_out_data: c[4],
+                n_out_nacks: c[5],
+                n_in_bytes: c[6],
+                n_out_bytes: c[7],
+                flags: s[3],
+            })
+    }
+
+    fn round_trip<T: Record + PartialEq + fmt::Debug>(v: &T) {
+        let mut out = Vec::new();
+        v.encode_value(&mut out);
+        assert_eq!(&T::decode_value(Bytes::from(out)).unwrap(), v);
+    }
+
+    proptest! {
+        #[test]
+        fn control_parameters_round_trip(p in arb_params()) {
+            let w = Bytes::from(p.encode());
+            prop_assert_eq!(ControlParameters::decode(&w).unwrap(), p);
+        }
+
+        #[test]
+        fn control_response_round_trip(code: u32, text in ".{0,30}", body in proptest::option::of(arb_params())) {
+            let r = ControlResponse { status_code: code, status_text: text, body };
+            prop_assert_eq!(ControlResponse::decode(&Bytes::from(r.encode())).unwrap(), r);
+        }
+
+        #[test]
+        fn forwarder_status_round_trip(v in ".{0,10}", c in proptest::array::uniform16(any::<u64>())) {
+            round_trip(&ForwarderStatus {
+                nfd_version: v, start_timestamp: c[0], current_timestamp: c[1], n_name_tree_entries: c[2],
+                n_fib_entries: c[3], n_pit_entries: c[4], n_measurements_entries: c[5], n_cs_entries: c[6],
+                n_in_interests: c[7], n_in_data: c[8], n_in_nacks: c[9], n_out_interests: c[10], n_out_data: c[11],
+                n_out_nacks: c[12], n_satisfied_interests: c[13], n_unsatisfied_interests: c[14],
+            });
+        }
+
+        #[test]
+        fn face_list_round_trip(faces in proptest::collection::vec(arb_face(), 0..5)) {
+            let w = Bytes::from(encode_list(&faces));
+            prop_assert_eq!(decode_list::<FaceStatus>(&w).unwrap(), faces);
+        }
+
+        #[test]
+        fn fib_and_rib_round_trip(entries in proptest::collection::vec((arb_name(), proptest::collection::vec((any::<u64>(), any::<u64>(), proptest::option::of(any::<u64>())), 0..4)), 0..4)) {
+            let fib: Vec<FibEntry> = entries.iter().map(|(name, hops)| FibEntry {
+                name: name.clone(),
+                next_hops: hops.iter().map(|(f, c, _)| NextHopRecord { face_id: *f, cost: *c }).collect(),
+            }).collect();
+            prop_assert_eq!(decode_list::<FibEntry>(&Bytes::from(encode_list(&fib))).unwrap(), fib);
+            let rib: Vec<RibEntry> = entries.iter().map(|(name, hops)| RibEntry {
+                name: name.clone(),
+                routes: hops.iter().map(|(f, c, e)| Route { face_id: *f, origin: c / 7, cost: *c, flags: c % 3, expiration_period: *e }).collect(),
+            }).collect();
+            prop_assert_eq!(decode_list::<RibEntry>(&Bytes::from(encode_list(&rib))).unwrap(), rib);
+        }
+
+        #[test]
+        fn cs_info_and_strategy_choice_round_trip(c: [u64; 5], n in arb_name(), s in arb_name()) {
+            round_trip(&CsInfo { capacity: c[0], flags: c[1], n_cs_entries: c[2], n_hits: c[3], n_misses: c[4] });
+            let sc = vec![StrategyChoice { name: n, strategy: Strategy { name: s } }];
+            prop_assert_eq!(decode_list::<StrategyChoice>(&Bytes::from(encode_list(&sc))).unwrap(), sc);
+        }
+
+        #[test]
+        fn command_name_round_trip(p in arb_params(), localhop: bool, digest: bool) {
+            let scope = if localhop { MgmtScope::Localhop } else { MgmtScope::Localhost };
+            let mut name = command_name(scope, "rib", "register", &p);
+            if digest {
+                name = name.append(PARAMETERS_SHA256_DIGEST, &[7; 32]);
+            }
+            let req = parse_request(&name).unwrap();
+            prop_assert_eq!(req, MgmtRequest { scope, module: "rib".into(), verb: "register".into(), params: Some(p) });
+        }
+
+        #[test]
+        fn decoders_never_panic(data in proptest::collection::vec(any::<u8>(), 0..120)) {
+            let b = Bytes::from(data.clone());
+            let _ = ControlParameters::decode_value(b.clone());
+            let _ = ControlResponse::decode_value(b.clone());
+            let _ = ForwarderStatus::decode_value(b.clone());
+            let _ = CsInfo::decode_value(b.clone());
+            let _ = decode_list::<FaceStatus>(&b);
+            let _ = decode_list::<FibEntry>(&b);
+            let _ = decode_list::<RibEntry>(&b);
+            let _ = decode_list::<StrategyChoice>(&b);
+            let mut w = vec![CONTROL_PARAMETERS as u8, data.len() as u8];
+            w.extend_from_slice(&data);
+            let n = Name::from_components([(8, &b"localhost"[..]), (8, b"nfd"), (8, b"faces"), (8, b"create"), (8, &w)]);
+            let _ = parse_request(&n);
+        }
+    }
+
+    /// Bytes produced by python-ndn's `make_command_v2('rib', 'register',
+    /// name='/a', face_id=300, origin=255, cost=10, flags=1)` ControlParameters component.
+    #[test]
+    fn decodes_python_ndn_parameters() {
+        let w = Bytes::from_static(&[
+            0x68, 0x12, 0x07, 0x03, 0x08, 0x01, b'a', 0x69, 0x02, 0x01, 0x2c, 0x6f, 0x01, 0xff, 0x6a, 0x01, 0x0a, 0x6c,
+            0x01, 0x01,
+        ]);
+        let p = ControlParameters::decode(&w).unwrap();
+        assert_eq!(p.name.unwrap().to_string(), "/a");
+        assert_eq!((p.face_id, p.origin, p.cost, p.flags), (Some(300), Some(255), Some(10), Some(1)));
+        assert_eq!(p.uri, None);
+    }
+
+    #[test]
+    fn unknown_fields_repeats_and_missing() {
+        // Unknown non-core field 0x99 is ignored; core-range type 0x0f is not.
+        let p = ControlParameters::decode(&Bytes::from_static(&[0x68, 6, 0x69, 1, 5, 0x99, 1, 0])).unwrap();
+        assert_eq!(p.face_id, Some(5));
+        assert_eq!(
+            ControlParameters::decode(&Bytes::from_static(&[0x68, 3, 0x0f, 1, 0])),
+            Err(WireError::UnknownCritical(0x0f))
+        );
+        // FaceId twice is ambiguous.
+        assert_eq!(
+            ControlParameters::decode(&Bytes::from_static(&[0x68, 6, 0x69, 1, 5, 0x69, 1, 6])),
+            Err(WireError::OutOfOrder(FACE_ID))
+        );
+        // A ControlResponse without StatusText.
+        assert_eq!(
+            ControlResponse::decode(&Bytes::from_static(&[0x65, 4, 0x66, 2, 0x01, 0x90])),
+            Err(WireError::Missing(STATUS_TEXT))
+        );
+        // StatusCode beyond u32.
+        assert_eq!(
+            ControlResponse::decode(&Bytes::from_static(&[0x65, 12, 0x66, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0x67, 0])),
+            Err(WireError::BadValue(STATUS_CODE))
+        );
+        // A Route is repeatable inside a RibEntry; a Name is not.
+        let mut e = Vec::new();
+        RibEntry { name: "/x".parse().unwrap(), routes: vec![Route::default(); 2] }.encode_value(&mut e);
+        assert_eq!(RibEntry::decode_value(Bytes::from(e.clone())).unwrap().routes.len(), 2);
+        e.extend_from_slice(&[7, 0]);
+        assert_eq!(RibEntry::decode_value(Bytes::from(e)), Err(WireError::OutOfOrder(NAME)));
+    }
+
+    #[test]
+    fn parses_request_shapes() {
+        let p = ControlParameters { name: Some("/p".parse().unwrap()), ..Default::default() };
+        let base = command_name(MgmtScope::Localhost, "rib", "register", &p);
+        assert_eq!(base.to_string().split('/').nth(1), Some("localhost"));
+        // Legacy signed command: four more generic components.
+        let legacy = base.append_generic(b"t").append_generic(b"n").append_generic(b"i").append_generic(b"v");
+        assert_eq!(parse_request(&legacy).unwrap().params, Some(p.clone()));
+        // Three extra components fit neither form.
+        assert!(parse_request(&base.append_generic(b"t").append_generic(b"n")).is_err());
+        // Dataset requests, with and without version/segment.
+        let ds = dataset_name(MgmtScope::Localhop, "faces", "list");
+        let r = parse_request(&ds).unwrap();
+        assert_eq!((r.scope, r.module.as_str(), r.verb.as_str(), r.params), (MgmtScope::Localhop, "faces", "list", None));
+        let seg = ds.append_number(crate::types::VERSION_COMPONENT, 9).append_number(crate::types::SEGMENT_COMPONENT, 0);
+        assert_eq!(parse_request(&seg).unwrap().params, None);
+        // Not management, or a ControlParameters component that does not decode.
+        assert!(parse_request(&"/localhost/nfx/faces/list".parse().unwrap()).is_err());
+        assert!(parse_request(&"/localhost/nfd/faces".parse().unwrap()).is_err());
+        assert!(parse_request(&ds.append_generic(b"junk")).is_err());
+    }
+
+    #[test]
+    fn persistency_names() {
+        for p in [FacePersistency::Persistent, FacePersistency::OnDemand, FacePersistency::Permanent] {
+            assert_eq!(p.to_string().parse::<FacePersistency>().unwrap(), p);
+            assert_eq!(FacePersistency::from_code(p.code()), Some(p));
+        }
+        assert_eq!(FacePersistency::from_code(3), None);
+    }
+}
