@@ -14,6 +14,7 @@ pub mod interest;
 pub mod data;
 pub mod lp;
 pub mod nack;
+pub mod augustus;
 pub mod mgmt;
 
 pub use error::WireError;

@@ -233,7 +233,9 @@ fn write_escaped(f: &mut fmt::Formatter<'_>, v: &[u8]) -> fmt::Result {
 
 impl fmt::Display for Component<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let number = || read_nonneg(self.value).ok();
+        // Only the shortest encoding may use the `seg=N` form: URI parsing produces
+        // that encoding, so any other one must be printed as raw bytes to survive.
+        let number = || read_nonneg(self.value).ok().filter(|n| nonneg_bytes(*n).1 == self.value.len());
         match self.typ {
             GENERIC_COMPONENT => write_escaped(f, self.value),
             IMPLICIT_SHA256_DIGEST | PARAMETERS_SHA256_DIGEST => {
@@ -298,7 +300,8 @@ fn unescape(s: &str) -> Result<Vec<u8>, WireError> {
 }
 
 fn parse_hex(s: &str) -> Result<Vec<u8>, WireError> {
-    if s.len() % 2 != 0 {
+    // ASCII only, so that the two-byte slices below fall on character boundaries.
+    if s.len() % 2 == 1 || !s.is_ascii() {
         return Err(WireError::BadUri);
     }
     (0..s.len())
@@ -361,16 +364,16 @@ impl FromStr for Name {
     fn from_str(s: &str) -> Result<Self, WireError> {
         let s = s.strip_prefix("ndn:").unwrap_or(s);
         let mut buf = Vec::new();
-        let mut ends = SmallVec::new();
         for part in s.split('/').filter(|p| !p.is_empty()) {
             let (typ, v) = parse_component(part)?;
             write_tlv(&mut buf, typ, &v);
             if buf.len() > u16::MAX as usize {
                 return Err(WireError::TooLarge);
             }
-            ends.push(buf.len() as u16);
         }
-        Ok(Name { value: Bytes::from(buf), ends })
+        // The decoder's checks (digest lengths, component count) apply to URIs too,
+        // so a name typed by a user is one that a peer would accept on the wire.
+        Name::from_value(Bytes::from(buf)).map_err(|e| if e == WireError::TooLarge { e } else { WireError::BadUri })
     }
 }
 
@@ -400,6 +403,29 @@ mod tests {
         assert!(Name::from_value(Bytes::from_static(&[8, 5, 1])).is_err());
         assert!(Name::from_value(Bytes::from_static(&[1, 2, 0, 0])).is_err());
         assert!("/a/%zz".parse::<Name>().is_err());
+    }
+
+    #[test]
+    fn non_minimal_numbers_keep_their_bytes_through_uri() {
+        // seg=0 encoded on two bytes is a different name from seg=0 on one byte.
+        let n = Name::from_value(Bytes::from_static(&[0x32, 2, 0, 0])).unwrap();
+        assert_eq!(n.to_string(), "/50=%00%00");
+        assert_eq!(n.to_string().parse::<Name>().unwrap(), n);
+    }
+
+    #[test]
+    fn non_ascii_digest_uri_is_an_error_not_a_panic() {
+        assert_eq!("/sha256digest=a\u{e9}b".parse::<Name>(), Err(WireError::BadUri));
+    }
+
+    #[test]
+    fn uri_parser_accepts_only_names_the_decoder_accepts() {
+        // A digest-typed component by number must still hold 32 bytes.
+        assert!("/1=abc".parse::<Name>().is_err());
+        assert!("/2=abc".parse::<Name>().is_err());
+        let too_many = "/a".repeat(MAX_COMPONENTS + 1);
+        assert_eq!(too_many.parse::<Name>(), Err(WireError::TooLarge));
+        assert_eq!("/a".repeat(MAX_COMPONENTS).parse::<Name>().unwrap().len(), MAX_COMPONENTS);
     }
 
     fn arb_name() -> impl Strategy<Value = Name> {
