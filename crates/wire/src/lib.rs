@@ -16,6 +16,7 @@ pub mod lp;
 pub mod nack;
 pub mod augustus;
 pub mod mgmt;
+pub mod signed;
 
 pub use error::WireError;
 pub use name::{Component, Name};
