@@ -1,1 +1,176 @@
-//! (being written)
+//! Trajan's I/O shell: the sockets around the sans-I/O engine.
+//!
+//! An [`Io`] owns the listening sockets and every face, and runs on one thread: the
+//! caller polls it for [`IoEvent`]s (faces coming and going, packets arriving),
+//! feeds packets to the engine, queues the engine's output with [`Io::send`] and
+//! pushes it to the kernel with [`Io::flush`]. Nothing here parses more of a packet
+//! than its framing, so the engine stays the only place packets are decoded.
+//!
+//! UDP datagrams move in batches (`recvmmsg`/`sendmmsg`), stream faces frame TLV
+//! elements out of the byte stream, and every buffer and queue is bounded because
+//! every peer is assumed hostile.
+
+mod driver;
+mod error;
+mod framing;
+mod inbound;
+mod listen;
+pub mod reassembly;
+mod stream;
+mod udp;
+mod uri;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use trajan_wire::MAX_PACKET_SIZE;
+
+pub use driver::{Io, Waker};
+pub use error::IoError;
+pub use uri::NDN_PORT;
+
+/// Room for NDNLPv2 headers around a maximal network-layer packet (Sequence,
+/// fragmentation fields, a 32-byte PitToken, Nack, face ids, congestion mark add
+/// up to about 110 bytes), so a full-size Data with link headers still fits.
+pub const LP_HEADROOM: usize = 256;
+
+/// Largest link packet (datagram or stream frame) a face accepts or sends. Anything
+/// larger is dropped; a stream announcing one is closed.
+pub const MAX_FRAME_SIZE: usize = MAX_PACKET_SIZE + LP_HEADROOM;
+
+/// Identifies a face for the engine and management. Ids below [`FIRST_FACE_ID`] are
+/// reserved as in NFD (1 is the engine's internal management face).
+pub type FaceId = u32;
+
+/// First id given to a socket face.
+pub const FIRST_FACE_ID: FaceId = 256;
+
+/// The transport under a face, as management reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FaceKind {
+    Udp,
+    Tcp,
+    Unix,
+}
+
+/// How long a face lives, with NFD's meaning: on-demand faces close when idle or
+/// when the peer goes away, persistent ones only on error, permanent ones never by
+/// themselves. Ordered so that a request can only upgrade a face.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Persistency {
+    OnDemand,
+    Persistent,
+    Permanent,
+}
+
+impl Persistency {
+    /// NFD's FacePersistency code, for management responses.
+    pub fn code(self) -> u64 {
+        match self {
+            Persistency::OnDemand => 0,
+            Persistency::Persistent => 1,
+            Persistency::Permanent => 2,
+        }
+    }
+
+    /// Reads NFD's FacePersistency code from a management command.
+    pub fn from_code(code: u64) -> Option<Self> {
+        match code {
+            0 => Some(Persistency::OnDemand),
+            1 => Some(Persistency::Persistent),
+            2 => Some(Persistency::Permanent),
+            _ => None,
+        }
+    }
+}
+
+/// What management and the engine know about a face.
+#[derive(Clone, Debug)]
+pub struct FaceInfo {
+    pub id: FaceId,
+    pub kind: FaceKind,
+    /// NFD form: `udp4://127.0.0.1:56363`, `tcp4://127.0.0.1:40000`, `fd://12` for a
+    /// Unix stream peer (the accepted socket's descriptor, as NFD prints it).
+    pub remote_uri: String,
+    /// `udp4://0.0.0.0:6363`, `tcp4://127.0.0.1:6363`, `unix:///run/nfd/nfd.sock`.
+    pub local_uri: String,
+    /// Unix sockets and loopback peers (127.0.0.0/8, ::1) may send `/localhost`
+    /// commands; nobody else may.
+    pub local_scope: bool,
+    pub persistency: Persistency,
+    /// Largest packet the face carries, where the transport limits it (UDP).
+    pub mtu: Option<usize>,
+}
+
+/// Link-level counters of one face (NFD's transport counters).
+#[derive(Clone, Debug, Default)]
+pub struct FaceCounters {
+    /// Link packets received (datagrams or stream frames, fragments included).
+    pub in_packets: u64,
+    pub out_packets: u64,
+    pub in_bytes: u64,
+    pub out_bytes: u64,
+    /// Received packets dropped: malformed framing, oversize, bad fragments.
+    pub dropped_in: u64,
+    /// Packets not sent: queue full, oversize, or refused by the kernel.
+    pub dropped_out: u64,
+}
+
+/// Shell-wide counters for what cannot be charged to a face.
+#[derive(Clone, Debug, Default)]
+pub struct IoStats {
+    /// Malformed datagrams from addresses with no face; no face is created for them.
+    pub unknown_peer_drops: u64,
+    /// Stream faces closed because their byte stream was not valid TLV.
+    pub corrupt_streams: u64,
+}
+
+/// What [`Io::poll`] reports.
+#[derive(Debug)]
+pub enum IoEvent {
+    /// A peer appeared (UDP datagram from a new address, accepted connection).
+    /// Faces made by [`Io::create_face`] are returned there instead.
+    FaceUp(FaceInfo),
+    /// A face closed by itself (idle, EOF, error, corrupt stream). Faces removed by
+    /// [`Io::destroy_face`] report nothing.
+    FaceDown(FaceId),
+    /// A whole network-layer packet (possibly inside an LpPacket), as received or
+    /// as reassembled from fragments.
+    Packet { face: FaceId, pkt: Bytes },
+}
+
+/// Where to listen and how much to buffer.
+#[derive(Clone, Debug)]
+pub struct IoConfig {
+    /// UDP channels; each also sends for the UDP faces of its address family.
+    pub udp_listen: Vec<SocketAddr>,
+    pub tcp_listen: Vec<SocketAddr>,
+    /// Local applications' socket; its directory is created if missing.
+    pub unix_path: Option<PathBuf>,
+    /// On-demand UDP faces close after receiving nothing for this long.
+    pub udp_idle_timeout: Duration,
+    /// Per-face bound on bytes queued for sending; packets beyond it are dropped
+    /// and counted, so one slow peer cannot take the router's memory.
+    pub stream_queue_bytes: usize,
+    /// Most packets read from one ready socket per [`Io::poll`], so one busy peer
+    /// cannot starve the others.
+    pub burst: usize,
+}
+
+impl Default for IoConfig {
+    /// NFD's endpoints: port 6363 on all IPv4 addresses and `/run/nfd/nfd.sock`.
+    /// IPv6 is left to configuration because binding `[::]` fails on hosts without it.
+    fn default() -> Self {
+        let any = SocketAddr::from(([0, 0, 0, 0], NDN_PORT));
+        IoConfig {
+            udp_listen: vec![any],
+            tcp_listen: vec![any],
+            unix_path: Some(PathBuf::from("/run/nfd/nfd.sock")),
+            udp_idle_timeout: Duration::from_secs(600),
+            stream_queue_bytes: 1 << 20,
+            burst: 64,
+        }
+    }
+}

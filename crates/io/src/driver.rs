@@ -1,0 +1,682 @@
+//! [`Io`]: the poll loop body that owns the listeners and faces.
+//!
+//! mio is edge-triggered, so a socket that still has data after its burst was read
+//! is remembered in a ready set and served on the next poll without waiting; that
+//! is what bounds the work one peer can cause per poll without losing wake-ups.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::mem;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mio::{Events, Interest, Poll, Registry, Token};
+use trajan_wire::tlv::frame_len;
+
+use crate::inbound::{classify, Inbound};
+use crate::listen::{self, SocketFile};
+use crate::reassembly::Reassembler;
+use crate::stream::{ReadStatus, StreamConn, StreamSocket};
+use crate::udp::{Datagram, Outgoing, SendResult, UdpChannel};
+use crate::uri::{self, Scheme};
+use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, IoConfig, IoError, IoEvent, IoStats, Persistency, FIRST_FACE_ID, MAX_FRAME_SIZE};
+
+const WAKER: Token = Token(0);
+
+/// Longest gap between idle-face sweeps; `poll` returns at least this often.
+const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Lets another thread interrupt [`Io::poll`] (for shutdown on a signal).
+#[derive(Clone)]
+pub struct Waker(Arc<mio::Waker>);
+
+impl Waker {
+    /// Makes the current or next `poll` return promptly.
+    pub fn wake(&self) -> io::Result<()> {
+        self.0.wake()
+    }
+}
+
+/// What a face is attached to.
+enum Link {
+    Udp {
+        channel: usize,
+        remote: SocketAddr,
+        last_rx: Instant,
+        /// Bytes waiting in the channel's send queue for this face.
+        queued: usize,
+    },
+    Stream(StreamConn),
+}
+
+struct Face {
+    info: FaceInfo,
+    counters: FaceCounters,
+    reassembler: Reassembler,
+    link: Link,
+}
+
+/// Why a stream face is closing.
+enum Close {
+    PeerClosed,
+    Corrupt,
+    Failed(io::Error),
+}
+
+/// What a token stands for: the waker, then the listeners in configuration order,
+/// then faces, whose tokens are their ids.
+enum Source {
+    Waker,
+    Udp(usize),
+    Tcp(usize),
+    Unix,
+    Face(FaceId),
+}
+
+struct UnixListener {
+    sock: mio::net::UnixListener,
+    local_uri: String,
+    _file: SocketFile,
+}
+
+/// The faces and sockets of one forwarding loop.
+pub struct Io {
+    poll: Poll,
+    mio_events: Events,
+    waker: Arc<mio::Waker>,
+    cfg: IoConfig,
+    udp: Vec<UdpChannel>,
+    tcp: Vec<mio::net::TcpListener>,
+    unix: Option<UnixListener>,
+    faces: HashMap<FaceId, Face>,
+    udp_faces: HashMap<(usize, SocketAddr), FaceId>,
+    next_id: FaceId,
+    /// Sources that may still have input after their last burst.
+    ready: HashSet<Token>,
+    /// Stream faces with queued packets that the next `flush` should write.
+    dirty: Vec<FaceId>,
+    /// FaceDown events found outside `poll` (a write failing in `flush`).
+    pending: Vec<IoEvent>,
+    next_sweep: Instant,
+    stats: IoStats,
+    // Scratch space kept between calls to avoid allocating per poll.
+    readiness: Vec<(Token, bool, bool)>,
+    ready_now: HashSet<Token>,
+    datagrams: Vec<Datagram>,
+    frames: Vec<Bytes>,
+}
+
+impl Io {
+    /// Binds every configured endpoint, failing with the address or path that
+    /// could not be used.
+    pub fn new(cfg: IoConfig) -> Result<Io, IoError> {
+        let os = |action| move |source| IoError::Os { action, source };
+        let listeners = cfg.udp_listen.len() + cfg.tcp_listen.len() + 1;
+        if listeners >= FIRST_FACE_ID as usize {
+            return Err(IoError::Os { action: "listen on so many endpoints", source: io::Error::from(io::ErrorKind::InvalidInput) });
+        }
+        let poll = Poll::new().map_err(os("create the poller"))?;
+        let waker = Arc::new(mio::Waker::new(poll.registry(), WAKER).map_err(os("create the waker"))?);
+        let mut next_token = 1;
+        let mut token = || {
+            next_token += 1;
+            Token(next_token - 1)
+        };
+        let mut udp = Vec::new();
+        for addr in &cfg.udp_listen {
+            let mut sock = listen::udp(*addr)?;
+            poll.registry().register(&mut sock, token(), Interest::READABLE).map_err(os("register a UDP socket"))?;
+            udp.push(UdpChannel::new(sock, cfg.burst).map_err(os("read a UDP socket's address"))?);
+        }
+        let mut tcp = Vec::new();
+        for addr in &cfg.tcp_listen {
+            let mut sock = listen::tcp(*addr)?;
+            poll.registry().register(&mut sock, token(), Interest::READABLE).map_err(os("register a TCP listener"))?;
+            tcp.push(sock);
+        }
+        let unix = match &cfg.unix_path {
+            Some(path) => {
+                let (mut sock, file) = listen::unix(path)?;
+                poll.registry().register(&mut sock, token(), Interest::READABLE).map_err(os("register the Unix listener"))?;
+                Some(UnixListener { sock, local_uri: format!("unix://{}", path.display()), _file: file })
+            }
+            None => None,
+        };
+        Ok(Io {
+            poll,
+            mio_events: Events::with_capacity(1024),
+            waker,
+            udp,
+            tcp,
+            unix,
+            faces: HashMap::new(),
+            udp_faces: HashMap::new(),
+            next_id: FIRST_FACE_ID,
+            ready: HashSet::new(),
+            dirty: Vec::new(),
+            pending: Vec::new(),
+            next_sweep: Instant::now() + sweep_interval(&cfg),
+            stats: IoStats::default(),
+            readiness: Vec::new(),
+            ready_now: HashSet::new(),
+            datagrams: Vec::new(),
+            frames: Vec::new(),
+            cfg,
+        })
+    }
+
+    /// The addresses actually bound (UDP, TCP), e.g. to learn a port 0 choice.
+    pub fn local_addrs(&self) -> (Vec<SocketAddr>, Vec<SocketAddr>) {
+        let udp = self.udp.iter().map(|c| c.local).collect();
+        let tcp = self.tcp.iter().filter_map(|l| l.local_addr().ok()).collect();
+        (udp, tcp)
+    }
+
+    /// A handle another thread can use to interrupt [`poll`](Self::poll).
+    pub fn waker(&self) -> Waker {
+        Waker(self.waker.clone())
+    }
+
+    /// Waits at most `timeout` (less if sources still hold input, or an idle sweep
+    /// is due) and appends what happened to `events`. Each ready socket gives at
+    /// most `burst` packets per call; it may return with no events.
+    pub fn poll(&mut self, timeout: Option<Duration>, events: &mut Vec<IoEvent>) -> io::Result<()> {
+        let busy = !self.ready.is_empty() || !self.pending.is_empty();
+        events.append(&mut self.pending);
+        let now = Instant::now();
+        let wait = if busy {
+            Duration::ZERO
+        } else {
+            let to_sweep = self.next_sweep.saturating_duration_since(now);
+            timeout.map_or(to_sweep, |t| t.min(to_sweep))
+        };
+        match self.poll.poll(&mut self.mio_events, Some(wait)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        let mut readiness = mem::take(&mut self.readiness);
+        readiness.extend(self.mio_events.iter().map(|e| {
+            (e.token(), e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable() || e.is_write_closed())
+        }));
+        let now = Instant::now();
+        for &(token, readable, writable) in &readiness {
+            if readable {
+                self.ready.insert(token);
+            }
+            if writable {
+                self.on_writable(token, now, events);
+            }
+        }
+        readiness.clear();
+        self.readiness = readiness;
+
+        let mut serving = mem::take(&mut self.ready_now);
+        mem::swap(&mut serving, &mut self.ready);
+        for token in serving.drain() {
+            if self.serve(token, now, events) {
+                self.ready.insert(token);
+            }
+        }
+        self.ready_now = serving;
+
+        if now >= self.next_sweep {
+            self.expire_idle(now, events);
+            self.next_sweep = now + sweep_interval(&self.cfg);
+        }
+        Ok(())
+    }
+
+    /// Queues `pkt` on `face`. Unknown faces, packets over [`MAX_FRAME_SIZE`] and
+    /// packets beyond the face's queue bound are dropped (the last two counted).
+    pub fn send(&mut self, face: FaceId, pkt: Bytes) {
+        let Some(f) = self.faces.get_mut(&face) else { return };
+        let limit = self.cfg.stream_queue_bytes;
+        if pkt.len() > MAX_FRAME_SIZE {
+            f.counters.dropped_out += 1;
+            return;
+        }
+        match &mut f.link {
+            Link::Udp { channel, remote, queued, .. } => {
+                if *queued + pkt.len() > limit {
+                    f.counters.dropped_out += 1;
+                    return;
+                }
+                *queued += pkt.len();
+                self.udp[*channel].tx.push_back(Outgoing { face, to: *remote, pkt });
+            }
+            Link::Stream(conn) => {
+                let was_writing = conn.can_write();
+                if !conn.enqueue(pkt, limit) {
+                    f.counters.dropped_out += 1;
+                } else if !was_writing && conn.can_write() {
+                    self.dirty.push(face);
+                }
+            }
+        }
+    }
+
+    /// Hands queued packets to the kernel: one `sendmmsg` per burst per UDP channel
+    /// and non-blocking writes on stream faces. Whatever the kernel cannot take now
+    /// waits for writability, so a stalled peer never blocks the loop.
+    pub fn flush(&mut self) {
+        for i in 0..self.udp.len() {
+            self.flush_udp(i);
+        }
+        let mut downs = mem::take(&mut self.pending);
+        let mut dirty = mem::take(&mut self.dirty);
+        let now = Instant::now();
+        for id in dirty.drain(..) {
+            self.drive_stream(id, false, now, &mut downs);
+        }
+        self.dirty = dirty;
+        self.pending = downs;
+    }
+
+    /// Opens a face to `uri` (`udp4://host:port`, `tcp4://...`, or the 6 forms).
+    /// UDP faces send from the listener of the remote's address family, as NFD's
+    /// UDP channel does. An existing face to the same remote is returned, its
+    /// persistency raised if asked. TCP connects in the background; a failure
+    /// later is reported as `FaceDown`. No `FaceUp` is emitted for faces made here.
+    pub fn create_face(&mut self, uri: &str, persistency: Persistency) -> Result<FaceInfo, IoError> {
+        let (scheme, addr) = uri::parse(uri)?;
+        let remote_uri = uri::format(scheme, addr);
+        let existing = match scheme {
+            Scheme::Udp => {
+                let channel = self
+                    .udp
+                    .iter()
+                    .position(|c| c.local.is_ipv4() == addr.is_ipv4())
+                    .ok_or_else(|| IoError::NoUdpChannel { uri: uri.to_owned() })?;
+                match self.udp_faces.get(&(channel, addr)) {
+                    Some(&id) => id,
+                    None => return Ok(self.add_udp_face(channel, addr, persistency, Instant::now())),
+                }
+            }
+            Scheme::Tcp => match self.faces.values().find(|f| f.info.kind == FaceKind::Tcp && f.info.remote_uri == remote_uri) {
+                Some(f) => f.info.id,
+                None => return self.connect_tcp(uri, addr, persistency),
+            },
+        };
+        let face = self.faces.get_mut(&existing).expect("face maps agree");
+        face.info.persistency = face.info.persistency.max(persistency);
+        Ok(face.info.clone())
+    }
+
+    /// Closes a face at once (after one last attempt to write what it has queued).
+    /// Returns whether it existed. No `FaceDown` is emitted.
+    pub fn destroy_face(&mut self, face: FaceId) -> bool {
+        if !self.faces.contains_key(&face) {
+            return false;
+        }
+        let mut ignored = Vec::new();
+        self.drive_stream(face, false, Instant::now(), &mut ignored);
+        self.close_face(face, None);
+        true
+    }
+
+    pub fn face(&self, face: FaceId) -> Option<&FaceInfo> {
+        self.faces.get(&face).map(|f| &f.info)
+    }
+
+    pub fn faces(&self) -> impl Iterator<Item = &FaceInfo> {
+        self.faces.values().map(|f| &f.info)
+    }
+
+    pub fn counters(&self, face: FaceId) -> Option<&FaceCounters> {
+        self.faces.get(&face).map(|f| &f.counters)
+    }
+
+    /// Drops that no face could be charged with.
+    pub fn stats(&self) -> &IoStats {
+        &self.stats
+    }
+
+    fn source(&self, token: Token) -> Source {
+        let t = token.0;
+        if t == WAKER.0 {
+            return Source::Waker;
+        }
+        if t >= FIRST_FACE_ID as usize {
+            return Source::Face(t as FaceId);
+        }
+        let i = t - 1;
+        if i < self.udp.len() {
+            Source::Udp(i)
+        } else if i - self.udp.len() < self.tcp.len() {
+            Source::Tcp(i - self.udp.len())
+        } else {
+            Source::Unix
+        }
+    }
+
+    /// Serves one ready source; returns whether it may have more input.
+    fn serve(&mut self, token: Token, now: Instant, events: &mut Vec<IoEvent>) -> bool {
+        match self.source(token) {
+            Source::Waker => false,
+            Source::Udp(i) => self.receive_udp(i, now, events),
+            Source::Tcp(i) => self.accept(Some(i), events),
+            Source::Unix => self.accept(None, events),
+            Source::Face(id) => self.drive_stream(id, true, now, events),
+        }
+    }
+
+    fn on_writable(&mut self, token: Token, now: Instant, events: &mut Vec<IoEvent>) {
+        match self.source(token) {
+            Source::Udp(i) => {
+                let ch = &mut self.udp[i];
+                if ch.blocked {
+                    ch.blocked = false;
+                    if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, Interest::READABLE) {
+                        tracing::warn!(error = %e, "cannot reregister UDP socket");
+                    }
+                    self.flush_udp(i);
+                }
+            }
+            Source::Face(id) => {
+                self.drive_stream(id, false, now, events);
+            }
+            Source::Waker | Source::Tcp(_) | Source::Unix => {}
+        }
+    }
+
+    fn alloc_id(&mut self) -> FaceId {
+        loop {
+            let id = self.next_id;
+            self.next_id = self.next_id.checked_add(1).unwrap_or(FIRST_FACE_ID);
+            if !self.faces.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn add_udp_face(&mut self, channel: usize, remote: SocketAddr, persistency: Persistency, now: Instant) -> FaceInfo {
+        let id = self.alloc_id();
+        let info = FaceInfo {
+            id,
+            kind: FaceKind::Udp,
+            remote_uri: uri::format(Scheme::Udp, remote),
+            local_uri: uri::format(Scheme::Udp, self.udp[channel].local),
+            local_scope: uri::is_local(remote.ip()),
+            persistency,
+            mtu: Some(MAX_FRAME_SIZE),
+        };
+        let link = Link::Udp { channel, remote, last_rx: now, queued: 0 };
+        self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link });
+        self.udp_faces.insert((channel, remote), id);
+        tracing::debug!(face = id, remote = %info.remote_uri, "UDP face up");
+        info
+    }
+
+    /// Registers a connected (or connecting) stream as a new face.
+    fn add_stream_face(&mut self, sock: StreamSocket, connecting: bool, mut info: FaceInfo) -> io::Result<FaceInfo> {
+        let id = self.alloc_id();
+        info.id = id;
+        let conn = StreamConn::new(sock, connecting, self.poll.registry(), Token(id as usize))?;
+        self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link: Link::Stream(conn) });
+        // Bytes that arrived before registration must not wait for another edge.
+        self.ready.insert(Token(id as usize));
+        tracing::debug!(face = id, remote = %info.remote_uri, "stream face up");
+        Ok(info)
+    }
+
+    fn connect_tcp(&mut self, uri: &str, addr: SocketAddr, persistency: Persistency) -> Result<FaceInfo, IoError> {
+        let fail = |source| IoError::Connect { uri: uri.to_owned(), source };
+        let sock = mio::net::TcpStream::connect(addr).map_err(fail)?;
+        let _ = sock.set_nodelay(true);
+        let local = sock.local_addr().map_err(fail)?;
+        let info = FaceInfo {
+            id: 0,
+            kind: FaceKind::Tcp,
+            remote_uri: uri::format(Scheme::Tcp, addr),
+            local_uri: uri::format(Scheme::Tcp, local),
+            local_scope: uri::is_local(addr.ip()),
+            persistency,
+            mtu: None,
+        };
+        self.add_stream_face(StreamSocket::Tcp(sock), true, info).map_err(fail)
+    }
+
+    /// Accepts up to a burst of connections on a TCP listener (`Some(index)`) or the
+    /// Unix listener; returns whether more may be waiting.
+    fn accept(&mut self, tcp: Option<usize>, events: &mut Vec<IoEvent>) -> bool {
+        for _ in 0..self.cfg.burst.max(1) {
+            let accepted = match tcp {
+                Some(i) => self.tcp[i].accept().map(|(s, peer)| {
+                    let _ = s.set_nodelay(true);
+                    let local = s.local_addr().unwrap_or(peer);
+                    let info = FaceInfo {
+                        id: 0,
+                        kind: FaceKind::Tcp,
+                        remote_uri: uri::format(Scheme::Tcp, peer),
+                        local_uri: uri::format(Scheme::Tcp, local),
+                        local_scope: uri::is_local(peer.ip()),
+                        persistency: Persistency::OnDemand,
+                        mtu: None,
+                    };
+                    (StreamSocket::Tcp(s), info)
+                }),
+                None => {
+                    let Some(l) = &self.unix else { return false };
+                    l.sock.accept().map(|(s, _)| {
+                        let info = FaceInfo {
+                            id: 0,
+                            kind: FaceKind::Unix,
+                            remote_uri: format!("fd://{}", s.as_raw_fd()),
+                            local_uri: l.local_uri.clone(),
+                            local_scope: true,
+                            persistency: Persistency::OnDemand,
+                            mtu: None,
+                        };
+                        (StreamSocket::Unix(s), info)
+                    })
+                }
+            };
+            match accepted {
+                Ok((sock, info)) => match self.add_stream_face(sock, false, info) {
+                    Ok(info) => events.push(IoEvent::FaceUp(info)),
+                    Err(e) => tracing::warn!(error = %e, "cannot register accepted connection"),
+                },
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted) => {}
+                Err(e) => {
+                    // Out of descriptors, typically: retry on the next connection
+                    // rather than spin on a listener that stays readable.
+                    tracing::warn!(error = %e, "accept failed");
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Reads one burst from a UDP channel; returns whether more may be waiting.
+    fn receive_udp(&mut self, channel: usize, now: Instant, events: &mut Vec<IoEvent>) -> bool {
+        let mut datagrams = mem::take(&mut self.datagrams);
+        let more = self.udp[channel].recv_batch(&mut datagrams).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, local = %self.udp[channel].local, "UDP receive failed");
+            false
+        });
+        for d in datagrams.drain(..) {
+            self.on_datagram(channel, d, now, events);
+        }
+        self.datagrams = datagrams;
+        more
+    }
+
+    fn on_datagram(&mut self, channel: usize, d: Datagram, now: Instant, events: &mut Vec<IoEvent>) {
+        // One datagram must be exactly one TLV element.
+        let valid = d.data.filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())));
+        let id = match (self.udp_faces.get(&(channel, d.from)), &valid) {
+            (Some(&id), _) => id,
+            (None, Some(_)) => {
+                let info = self.add_udp_face(channel, d.from, Persistency::OnDemand, now);
+                let id = info.id;
+                events.push(IoEvent::FaceUp(info));
+                id
+            }
+            (None, None) => {
+                self.stats.unknown_peer_drops += 1;
+                return;
+            }
+        };
+        let Some(face) = self.faces.get_mut(&id) else { return };
+        face.counters.in_packets += 1;
+        face.counters.in_bytes += d.len as u64;
+        match valid {
+            Some(pkt) => {
+                if let Link::Udp { last_rx, .. } = &mut face.link {
+                    *last_rx = now;
+                }
+                deliver(id, face, pkt, now, events);
+            }
+            None => face.counters.dropped_in += 1,
+        }
+    }
+
+    fn flush_udp(&mut self, channel: usize) {
+        let batch = self.cfg.burst.clamp(1, 1024);
+        let ch = &mut self.udp[channel];
+        while !ch.blocked && !ch.tx.is_empty() {
+            let (sent, dropped) = match ch.send_batch(batch) {
+                SendResult::Sent(0) => break,
+                SendResult::Sent(n) => (n, 0),
+                SendResult::Refused(e) => {
+                    tracing::debug!(error = %e, to = %ch.tx[0].to, "UDP send refused");
+                    (0, 1)
+                }
+                SendResult::Blocked => {
+                    ch.blocked = true;
+                    let token = Token(1 + channel);
+                    if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, Interest::READABLE | Interest::WRITABLE) {
+                        tracing::warn!(error = %e, "cannot reregister UDP socket");
+                    }
+                    break;
+                }
+            };
+            for (i, o) in ch.tx.drain(..sent + dropped).enumerate() {
+                let Some(Face { counters, link: Link::Udp { queued, .. }, .. }) = self.faces.get_mut(&o.face) else { continue };
+                *queued -= o.pkt.len();
+                if i < sent {
+                    counters.out_packets += 1;
+                    counters.out_bytes += o.pkt.len() as u64;
+                } else {
+                    counters.dropped_out += 1;
+                }
+            }
+        }
+    }
+
+    /// Moves a stream face along: completes a pending connect, writes what is
+    /// queued, and (when `read`) reads up to a burst. Closes the face on EOF, error
+    /// or a corrupt stream, reporting `FaceDown` into `events`. Returns whether it
+    /// may have more input.
+    fn drive_stream(&mut self, id: FaceId, read: bool, now: Instant, events: &mut Vec<IoEvent>) -> bool {
+        let mut frames = mem::take(&mut self.frames);
+        let outcome = match self.faces.get_mut(&id) {
+            Some(face) => drive(id, face, read, self.cfg.burst.max(1), self.poll.registry(), now, &mut frames, events),
+            None => Ok(false),
+        };
+        self.frames = frames;
+        match outcome {
+            Ok(more) => more,
+            Err(why) => {
+                match &why {
+                    Close::PeerClosed => tracing::debug!(face = id, "peer closed"),
+                    Close::Corrupt => {
+                        self.stats.corrupt_streams += 1;
+                        tracing::debug!(face = id, "corrupt stream")
+                    }
+                    Close::Failed(e) => tracing::debug!(face = id, error = %e, "stream failed"),
+                }
+                self.close_face(id, Some(events));
+                false
+            }
+        }
+    }
+
+    fn close_face(&mut self, id: FaceId, events: Option<&mut Vec<IoEvent>>) {
+        let Some(mut face) = self.faces.remove(&id) else { return };
+        match &mut face.link {
+            Link::Udp { channel, remote, .. } => {
+                self.udp_faces.remove(&(*channel, *remote));
+            }
+            Link::Stream(conn) => conn.deregister(self.poll.registry()),
+        }
+        self.ready.remove(&Token(id as usize));
+        if let Some(events) = events {
+            events.push(IoEvent::FaceDown(id));
+        }
+    }
+
+    fn expire_idle(&mut self, now: Instant, events: &mut Vec<IoEvent>) {
+        let timeout = self.cfg.udp_idle_timeout;
+        let idle: Vec<FaceId> = self
+            .faces
+            .values()
+            .filter(|f| f.info.persistency == Persistency::OnDemand)
+            .filter(|f| matches!(f.link, Link::Udp { last_rx, .. } if now.saturating_duration_since(last_rx) >= timeout))
+            .map(|f| f.info.id)
+            .collect();
+        for id in idle {
+            tracing::debug!(face = id, "idle UDP face closed");
+            self.close_face(id, Some(events));
+        }
+    }
+}
+
+/// How often idle UDP faces are looked for: often enough that a face outlives
+/// its timeout by a fraction of it at most.
+fn sweep_interval(cfg: &IoConfig) -> Duration {
+    (cfg.udp_idle_timeout / 4).clamp(Duration::from_millis(10), MAX_SWEEP_INTERVAL)
+}
+
+/// Hands one received link packet to the face's inbound path.
+fn deliver(id: FaceId, face: &mut Face, pkt: Bytes, now: Instant, events: &mut Vec<IoEvent>) {
+    match classify(pkt, &mut face.reassembler, now) {
+        Inbound::Deliver(pkt) => events.push(IoEvent::Packet { face: id, pkt }),
+        Inbound::Pending => {}
+        Inbound::Drop => face.counters.dropped_in += 1,
+    }
+}
+
+/// The body of [`Io::drive_stream`] for a face already looked up.
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    id: FaceId,
+    face: &mut Face,
+    read: bool,
+    burst: usize,
+    registry: &Registry,
+    now: Instant,
+    frames: &mut Vec<Bytes>,
+    events: &mut Vec<IoEvent>,
+) -> Result<bool, Close> {
+    let Link::Stream(conn) = &mut face.link else { return Ok(false) };
+    if !conn.finish_connect().map_err(Close::Failed)? {
+        return Ok(false);
+    }
+    if conn.can_write() {
+        let progress = conn.write();
+        face.counters.out_packets += progress.packets;
+        face.counters.out_bytes += progress.bytes;
+        progress.result.map_err(Close::Failed)?;
+    }
+    let status = if read { conn.read_frames(burst, frames) } else { ReadStatus::Drained };
+    conn.sync_interest(registry, Token(id as usize)).map_err(Close::Failed)?;
+    for frame in frames.drain(..) {
+        face.counters.in_packets += 1;
+        face.counters.in_bytes += frame.len() as u64;
+        deliver(id, face, frame, now, events);
+    }
+    match status {
+        ReadStatus::Drained => Ok(false),
+        ReadStatus::MoreReady => Ok(true),
+        ReadStatus::Eof => Err(Close::PeerClosed),
+        ReadStatus::Corrupt => Err(Close::Corrupt),
+        ReadStatus::Failed(e) => Err(Close::Failed(e)),
+    }
+}

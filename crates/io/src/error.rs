@@ -1,0 +1,38 @@
+//! Why the I/O shell could not start or open a face. Each variant names the address
+//! or path involved, because an operator reading the message must know which line
+//! of the configuration (or which other process) to look at.
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Errors from [`Io::new`](crate::Io::new) and [`Io::create_face`](crate::Io::create_face).
+#[derive(Debug, Error)]
+pub enum IoError {
+    /// A UDP or TCP listener could not be bound (address in use, not local, no permission).
+    #[error("cannot listen on {proto} {addr}: {source}")]
+    Bind { proto: &'static str, addr: SocketAddr, source: io::Error },
+    /// A live process already accepts connections on this Unix socket path.
+    #[error("unix socket {path} is in use by another running process")]
+    UnixInUse { path: PathBuf },
+    /// Something that is not a socket sits at the Unix socket path; it is not ours to delete.
+    #[error("{path} exists and is not a socket; refusing to replace it")]
+    NotASocket { path: PathBuf },
+    /// A step of setting up the Unix socket failed.
+    #[error("unix socket {path}: cannot {action}: {source}")]
+    Unix { path: PathBuf, action: &'static str, source: io::Error },
+    /// The face URI is not one this shell can open.
+    #[error("bad face URI {uri:?}: {reason}")]
+    BadUri { uri: String, reason: &'static str },
+    /// UDP faces are sent from a listener socket, and none has the remote's address family.
+    #[error("no UDP listener of the address family of {uri} to send from")]
+    NoUdpChannel { uri: String },
+    /// An outgoing TCP connection could not be started.
+    #[error("cannot connect to {uri}: {source}")]
+    Connect { uri: String, source: io::Error },
+    /// The poller could not be created, or a socket not registered with it.
+    #[error("cannot {action}: {source}")]
+    Os { action: &'static str, source: io::Error },
+}

@@ -1,0 +1,118 @@
+//! What a face does with one received link packet before the engine sees it:
+//! pass it through untouched, or feed it to the face's reassembler when it is an
+//! NDNLPv2 fragment.
+//!
+//! Only fragments are decoded here. Every other packet goes to the engine as the
+//! bytes that arrived, because the engine decodes it anyway and a second decode (or a
+//! re-encode) per packet would cost the fast path for nothing.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use trajan_wire::tlv::{read_header, read_nonneg};
+use trajan_wire::types::{LP_FRAGMENT, LP_FRAG_COUNT, LP_PACKET};
+use trajan_wire::LpPacket;
+
+use crate::reassembly::Reassembler;
+
+/// The fate of one received link packet.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Inbound {
+    /// Hand this packet to the engine.
+    Deliver(Bytes),
+    /// A fragment was stored; the packet is not complete yet.
+    Pending,
+    /// A fragment was malformed or contradicted its siblings; count it.
+    Drop,
+}
+
+/// Classifies a packet that is already known to be exactly one TLV element.
+pub(crate) fn classify(wire: Bytes, reassembler: &mut Reassembler, now: Instant) -> Inbound {
+    if !is_fragment(&wire) {
+        return Inbound::Deliver(wire);
+    }
+    let Ok(lp) = LpPacket::decode(&wire) else {
+        return Inbound::Drop;
+    };
+    match reassembler.accept(lp, now) {
+        Ok(Some(packet)) => Inbound::Deliver(packet),
+        Ok(None) => Inbound::Pending,
+        Err(e) => {
+            tracing::trace!(error = %e, "fragment dropped");
+            Inbound::Drop
+        }
+    }
+}
+
+/// Does this LpPacket carry FragCount > 1? Scans the header fields without decoding
+/// them; anything unparsable is left for the engine's full decoder to reject.
+fn is_fragment(wire: &[u8]) -> bool {
+    let mut pos = 0;
+    let Ok((LP_PACKET, start, end)) = read_header(wire, &mut pos) else {
+        return false;
+    };
+    let fields = &wire[start..end];
+    let mut pos = 0;
+    while pos < fields.len() {
+        let Ok((typ, vstart, vend)) = read_header(fields, &mut pos) else {
+            return false;
+        };
+        match typ {
+            LP_FRAG_COUNT => return read_nonneg(&fields[vstart..vend]).is_ok_and(|c| c > 1),
+            LP_FRAGMENT => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trajan_wire::lp::LpHeaders;
+    use trajan_wire::{Interest, Name};
+
+    fn encode(lp: &LpPacket) -> Bytes {
+        let mut out = Vec::new();
+        lp.encode_into(&mut out);
+        Bytes::from(out)
+    }
+
+    #[test]
+    fn unfragmented_packets_pass_through_as_received() {
+        let interest = Interest::new("/a/b".parse::<Name>().unwrap()).encode();
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        assert_eq!(classify(interest.clone(), &mut r, now), Inbound::Deliver(interest.clone()));
+        let wrapped = LpPacket::wrap(&interest, &LpHeaders { pit_token: Some(Bytes::from_static(b"t")), ..Default::default() });
+        assert_eq!(classify(wrapped.clone(), &mut r, now), Inbound::Deliver(wrapped));
+        // FragCount 1 is not a fragment either: no re-encoding.
+        let single = encode(&LpPacket { sequence: Some(9), frag_index: Some(0), frag_count: Some(1), fragment: Some(interest), ..Default::default() });
+        assert_eq!(classify(single.clone(), &mut r, now), Inbound::Deliver(single));
+    }
+
+    #[test]
+    fn fragments_are_reassembled() {
+        let interest = Interest::new("/frag/me".parse::<Name>().unwrap()).encode();
+        let (head, tail) = interest.split_at(5);
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        let piece = |i: u64, b: &[u8]| {
+            encode(&LpPacket { sequence: Some(40 + i), frag_index: Some(i), frag_count: Some(2), fragment: Some(Bytes::copy_from_slice(b)), ..Default::default() })
+        };
+        assert_eq!(classify(piece(1, tail), &mut r, now), Inbound::Pending);
+        assert_eq!(classify(piece(0, head), &mut r, now), Inbound::Deliver(interest.clone()));
+    }
+
+    #[test]
+    fn undecodable_fragment_is_dropped() {
+        // FragCount 2 with FragIndex 5: the codec rejects it.
+        let mut fields = Vec::new();
+        trajan_wire::tlv::write_nonneg(&mut fields, trajan_wire::types::LP_FRAG_INDEX, 5);
+        trajan_wire::tlv::write_nonneg(&mut fields, LP_FRAG_COUNT, 2);
+        trajan_wire::tlv::write_tlv(&mut fields, LP_FRAGMENT, &[1, 2]);
+        let mut wire = Vec::new();
+        trajan_wire::tlv::write_tlv(&mut wire, LP_PACKET, &fields);
+        assert_eq!(classify(Bytes::from(wire), &mut Reassembler::new(), Instant::now()), Inbound::Drop);
+    }
+}

@@ -1,0 +1,340 @@
+//! NDNLPv2 fragment reassembly for one face.
+//!
+//! Peers such as ndnd split packets larger than a link MTU (about 1420 bytes on UDP)
+//! into LpPackets carrying Sequence, FragIndex and FragCount. The engine only sees
+//! whole network-layer packets, so the face glues the pieces back together here.
+//!
+//! Everything a peer can influence is bounded: fragments per packet, packets in
+//! progress per face, bytes per packet, and how long a piece waits for its siblings.
+//! A fragment that contradicts what was already received is rejected and reported,
+//! so the face can count it.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use thiserror::Error;
+use trajan_wire::lp::LpHeaders;
+use trajan_wire::tlv::frame_len;
+use trajan_wire::{LpPacket, MAX_PACKET_SIZE};
+
+/// Most fragments one packet may be split into. NFD allows 400; at the 1420-byte
+/// MTU ndnd uses, a maximal packet needs 7, and 128 still allows links with an MTU
+/// below 100 bytes while keeping a partial packet's slot table small.
+pub const MAX_FRAG_COUNT: u64 = 128;
+
+/// Most packets a face may have partly received at once. Fragments of one packet
+/// normally arrive back to back; a few in flight covers reordering, and the oldest
+/// is given up when a peer starts more.
+pub const MAX_PARTIAL_PACKETS: usize = 16;
+
+/// How long the first fragment of a packet waits for the rest (NFD's default).
+pub const REASSEMBLY_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Why a fragment was dropped; each one is counted on the face.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum FragError {
+    /// A fragmented LpPacket without Sequence cannot be matched with its siblings.
+    #[error("fragment without Sequence")]
+    NoSequence,
+    /// A fragmented LpPacket with no Fragment field.
+    #[error("fragment without payload")]
+    NoPayload,
+    /// FragIndex is not below FragCount.
+    #[error("FragIndex out of range")]
+    BadIndex,
+    /// FragCount exceeds [`MAX_FRAG_COUNT`].
+    #[error("too many fragments")]
+    TooManyFragments,
+    /// Two fragments of the same packet disagree on FragCount; the packet is dropped.
+    #[error("FragCount differs between fragments of one packet")]
+    CountMismatch,
+    /// The same FragIndex arrived twice; the copy is dropped.
+    #[error("duplicate fragment")]
+    Duplicate,
+    /// The pieces add up to more than [`MAX_PACKET_SIZE`]; the packet is dropped.
+    #[error("reassembled packet too large")]
+    TooLarge,
+    /// The pieces joined do not form exactly one TLV element.
+    #[error("reassembled packet is not one TLV element")]
+    Malformed,
+}
+
+/// One packet being reassembled.
+struct Partial {
+    /// Sequence number of fragment 0 (every fragment's Sequence minus its FragIndex).
+    base: u64,
+    pieces: Vec<Option<Bytes>>,
+    received: usize,
+    bytes: usize,
+    /// Link headers of fragment 0, which NDNLPv2 says carries the packet's fields.
+    headers: LpHeaders,
+    started: Instant,
+}
+
+/// Reassembly state of one face. Empty (and allocation-free) until the face
+/// receives its first fragment.
+#[derive(Default)]
+pub struct Reassembler {
+    /// In arrival order, so the first is the oldest.
+    partials: Vec<Partial>,
+}
+
+impl Reassembler {
+    /// A reassembler with nothing in progress.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Packets currently partly received (for tests and diagnostics).
+    pub fn in_progress(&self) -> usize {
+        self.partials.len()
+    }
+
+    /// Takes one fragment. Returns the whole packet once its last piece arrives,
+    /// encoded as an LpPacket carrying fragment 0's link headers (a bare Interest or
+    /// Data when there are none), `Ok(None)` while pieces are missing, or why the
+    /// fragment was dropped.
+    pub fn accept(&mut self, lp: LpPacket, now: Instant) -> Result<Option<Bytes>, FragError> {
+        self.partials.retain(|p| now.saturating_duration_since(p.started) < REASSEMBLY_TIMEOUT);
+
+        let count = lp.frag_count.unwrap_or(1);
+        let index = lp.frag_index.unwrap_or(0);
+        if count > MAX_FRAG_COUNT {
+            return Err(FragError::TooManyFragments);
+        }
+        if index >= count {
+            return Err(FragError::BadIndex);
+        }
+        let piece = lp.fragment.ok_or(FragError::NoPayload)?;
+        if count == 1 {
+            return finish(vec![piece], &lp.headers).map(Some);
+        }
+        let base = lp.sequence.ok_or(FragError::NoSequence)?.wrapping_sub(index);
+        let (count, index) = (count as usize, index as usize);
+
+        let slot = match self.partials.iter().position(|p| p.base == base) {
+            Some(i) => i,
+            None => {
+                if self.partials.len() >= MAX_PARTIAL_PACKETS {
+                    self.partials.remove(0);
+                }
+                self.partials.push(Partial {
+                    base,
+                    pieces: vec![None; count],
+                    received: 0,
+                    bytes: 0,
+                    headers: LpHeaders::default(),
+                    started: now,
+                });
+                self.partials.len() - 1
+            }
+        };
+        let p = &mut self.partials[slot];
+        if p.pieces.len() != count {
+            self.partials.remove(slot);
+            return Err(FragError::CountMismatch);
+        }
+        if p.pieces[index].is_some() {
+            return Err(FragError::Duplicate);
+        }
+        if p.bytes + piece.len() > MAX_PACKET_SIZE {
+            self.partials.remove(slot);
+            return Err(FragError::TooLarge);
+        }
+        p.bytes += piece.len();
+        p.received += 1;
+        p.pieces[index] = Some(piece);
+        if index == 0 {
+            p.headers = lp.headers;
+        }
+        if p.received < count {
+            return Ok(None);
+        }
+        let done = self.partials.remove(slot);
+        finish(done.pieces.into_iter().flatten().collect(), &done.headers).map(Some)
+    }
+}
+
+/// Joins the pieces and checks they form one element before handing it on.
+fn finish(pieces: Vec<Bytes>, headers: &LpHeaders) -> Result<Bytes, FragError> {
+    let packet = match <[Bytes; 1]>::try_from(pieces) {
+        Ok([only]) => only,
+        Err(pieces) => Bytes::from(pieces.concat()),
+    };
+    if frame_len(&packet, MAX_PACKET_SIZE) != Ok(Some(packet.len())) {
+        return Err(FragError::Malformed);
+    }
+    Ok(LpPacket::wrap(&packet, headers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trajan_wire::tlv::write_tlv;
+
+    fn packet(len: usize) -> Bytes {
+        let mut v = Vec::new();
+        write_tlv(&mut v, trajan_wire::types::DATA, &(0..len).map(|i| i as u8).collect::<Vec<_>>());
+        Bytes::from(v)
+    }
+
+    /// Splits `pkt` into `count` LpPackets with Sequence `base + i`, round-tripped
+    /// through the wire codec as a receiver would see them.
+    fn fragments(pkt: &Bytes, count: usize, base: u64, headers: LpHeaders) -> Vec<LpPacket> {
+        let size = pkt.len().div_ceil(count);
+        pkt.chunks(size)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let lp = LpPacket {
+                    headers: if i == 0 { headers.clone() } else { LpHeaders::default() },
+                    sequence: Some(base.wrapping_add(i as u64)),
+                    frag_index: Some(i as u64),
+                    frag_count: Some(count as u64),
+                    fragment: Some(Bytes::copy_from_slice(chunk)),
+                };
+                let mut out = Vec::new();
+                lp.encode_into(&mut out);
+                LpPacket::decode(&Bytes::from(out)).unwrap()
+            })
+            .collect()
+    }
+
+    fn frag(seq: u64, index: u64, count: u64, payload: &[u8]) -> LpPacket {
+        LpPacket {
+            sequence: Some(seq),
+            frag_index: Some(index),
+            frag_count: Some(count),
+            fragment: Some(Bytes::copy_from_slice(payload)),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn in_order_reassembly_keeps_first_fragment_headers() {
+        let pkt = packet(4000);
+        let headers = LpHeaders { pit_token: Some(Bytes::from_static(b"tok!")), congestion_mark: Some(1), ..Default::default() };
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        let mut frags = fragments(&pkt, 3, 1000, headers.clone());
+        let last = frags.pop().unwrap();
+        for f in frags {
+            assert_eq!(r.accept(f, now), Ok(None));
+        }
+        let out = r.accept(last, now).unwrap().unwrap();
+        let lp = LpPacket::decode(&out).unwrap();
+        assert_eq!(lp.headers, headers);
+        assert_eq!(lp.fragment, Some(pkt));
+        assert_eq!(lp.frag_count, None);
+        assert_eq!(r.in_progress(), 0);
+    }
+
+    #[test]
+    fn out_of_order_without_headers_yields_bare_packet() {
+        let pkt = packet(3000);
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        let mut frags = fragments(&pkt, 4, u64::MAX - 1, LpHeaders::default());
+        frags.reverse();
+        let mut out = None;
+        for f in frags {
+            out = r.accept(f, now).unwrap();
+        }
+        assert_eq!(out, Some(pkt));
+    }
+
+    #[test]
+    fn interleaved_packets() {
+        let (a, b) = (packet(2500), packet(1800));
+        let fa = fragments(&a, 3, 10, LpHeaders::default());
+        let fb = fragments(&b, 2, 13, LpHeaders::default());
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        let mut done = Vec::new();
+        for f in [&fa[0], &fb[1], &fa[2], &fb[0], &fa[1]] {
+            done.extend(r.accept(f.clone(), now).unwrap());
+        }
+        assert_eq!(done, vec![b, a]);
+    }
+
+    #[test]
+    fn duplicate_is_rejected_and_packet_still_completes() {
+        let pkt = packet(2000);
+        let frags = fragments(&pkt, 2, 7, LpHeaders::default());
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        assert_eq!(r.accept(frags[0].clone(), now), Ok(None));
+        assert_eq!(r.accept(frags[0].clone(), now), Err(FragError::Duplicate));
+        assert_eq!(r.accept(frags[1].clone(), now), Ok(Some(pkt)));
+    }
+
+    #[test]
+    fn hostile_headers_are_rejected_without_state() {
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        assert_eq!(r.accept(frag(5, 3, 3, b"x"), now), Err(FragError::BadIndex));
+        assert_eq!(r.accept(frag(5, 0, u64::MAX, b"x"), now), Err(FragError::TooManyFragments));
+        assert_eq!(r.accept(frag(5, 0, MAX_FRAG_COUNT + 1, b"x"), now), Err(FragError::TooManyFragments));
+        let mut no_seq = frag(5, 0, 2, b"x");
+        no_seq.sequence = None;
+        assert_eq!(r.accept(no_seq, now), Err(FragError::NoSequence));
+        let mut empty = frag(5, 0, 2, b"x");
+        empty.fragment = None;
+        assert_eq!(r.accept(empty, now), Err(FragError::NoPayload));
+        assert_eq!(r.in_progress(), 0);
+    }
+
+    #[test]
+    fn mismatched_count_drops_the_packet() {
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        assert_eq!(r.accept(frag(100, 0, 3, b"ab"), now), Ok(None));
+        // Same base (101 - 1), different FragCount.
+        assert_eq!(r.accept(frag(101, 1, 4, b"cd"), now), Err(FragError::CountMismatch));
+        assert_eq!(r.in_progress(), 0);
+    }
+
+    #[test]
+    fn total_size_is_bounded() {
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        let half = vec![0u8; MAX_PACKET_SIZE / 2 + 1];
+        assert_eq!(r.accept(frag(0, 0, 3, &half), now), Ok(None));
+        assert_eq!(r.accept(frag(1, 1, 3, &half), now), Err(FragError::TooLarge));
+        assert_eq!(r.in_progress(), 0);
+    }
+
+    #[test]
+    fn pieces_that_do_not_form_one_element_are_malformed() {
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        assert_eq!(r.accept(frag(0, 0, 2, &[6, 5, 1]), now), Ok(None));
+        assert_eq!(r.accept(frag(1, 1, 2, &[2, 3, 4, 5, 6]), now), Err(FragError::Malformed));
+        assert_eq!(r.accept(frag(5, 0, 1, &[6, 1]), now), Err(FragError::Malformed));
+    }
+
+    #[test]
+    fn stale_partials_expire() {
+        let pkt = packet(2000);
+        let frags = fragments(&pkt, 2, 50, LpHeaders::default());
+        let mut r = Reassembler::new();
+        let t0 = Instant::now();
+        assert_eq!(r.accept(frags[0].clone(), t0), Ok(None));
+        // The sibling arrives too late: it starts a new packet instead of completing.
+        assert_eq!(r.accept(frags[1].clone(), t0 + REASSEMBLY_TIMEOUT), Ok(None));
+        assert_eq!(r.in_progress(), 1);
+    }
+
+    #[test]
+    fn partial_packets_per_face_are_bounded() {
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        for i in 0..(MAX_PARTIAL_PACKETS as u64 * 4) {
+            assert_eq!(r.accept(frag(i * 10, 0, 2, &[6, 2]), now), Ok(None));
+        }
+        assert_eq!(r.in_progress(), MAX_PARTIAL_PACKETS);
+        // The oldest were evicted; the newest still completes.
+        let newest = (MAX_PARTIAL_PACKETS as u64 * 4 - 1) * 10;
+        assert_eq!(r.accept(frag(newest + 1, 1, 2, &[1, 2]), now), Ok(Some(Bytes::from_static(&[6, 2, 1, 2]))));
+        assert_eq!(r.accept(frag(1, 1, 2, &[1, 2]), now), Ok(None));
+    }
+}

@@ -1,0 +1,228 @@
+//! A stream face's connection (TCP or Unix): TLV framing on the way in and a
+//! bounded queue written with non-blocking vectored sends on the way out, so a slow
+//! or dead peer fills only its own queue and never stalls the loop.
+
+use std::collections::VecDeque;
+use std::io::{self, IoSlice, Read};
+use std::os::fd::{AsRawFd, RawFd};
+
+use bytes::Bytes;
+use mio::{Interest, Registry, Token};
+use nix::errno::Errno;
+use nix::sys::socket::{sendmsg, MsgFlags, SockaddrStorage};
+use smallvec::SmallVec;
+
+use crate::framing::FrameBuffer;
+
+/// Queued packets handed to one `sendmsg`; more would rarely fit in a socket buffer
+/// that has just reported room.
+const MAX_IOV: usize = 32;
+
+/// The connected socket of a stream face.
+pub(crate) enum StreamSocket {
+    Tcp(mio::net::TcpStream),
+    Unix(mio::net::UnixStream),
+}
+
+impl StreamSocket {
+    fn source(&mut self) -> &mut dyn mio::event::Source {
+        match self {
+            StreamSocket::Tcp(s) => s,
+            StreamSocket::Unix(s) => s,
+        }
+    }
+}
+
+impl AsRawFd for StreamSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            StreamSocket::Tcp(s) => s.as_raw_fd(),
+            StreamSocket::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl Read for StreamSocket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            StreamSocket::Tcp(s) => s.read(buf),
+            StreamSocket::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+/// How a read pass ended.
+#[derive(Debug)]
+pub(crate) enum ReadStatus {
+    /// The socket has nothing more for now.
+    Drained,
+    /// The burst budget ran out with bytes possibly still waiting.
+    MoreReady,
+    /// The peer closed the connection.
+    Eof,
+    /// The byte stream is not valid TLV (bad VAR-NUMBER, element too large); it
+    /// cannot be resynchronised, so the face must close.
+    Corrupt,
+    /// The socket failed (reset, ...).
+    Failed(io::Error),
+}
+
+/// What a write pass achieved.
+pub(crate) struct WriteProgress {
+    pub packets: u64,
+    pub bytes: u64,
+    /// `Ok(true)` when the socket buffer filled before the queue emptied.
+    pub result: io::Result<bool>,
+}
+
+pub(crate) struct StreamConn {
+    sock: StreamSocket,
+    rx: FrameBuffer,
+    tx: VecDeque<Bytes>,
+    /// Bytes of the front packet already written.
+    tx_offset: usize,
+    /// Bytes queued and not yet written.
+    tx_bytes: usize,
+    /// A TCP connect is in progress.
+    connecting: bool,
+    /// The last write hit a full socket buffer; wait for writability.
+    blocked: bool,
+    registered: Interest,
+}
+
+impl StreamConn {
+    /// Registers the socket under `token`; `connecting` for an outgoing TCP
+    /// connection that has not completed yet.
+    pub(crate) fn new(mut sock: StreamSocket, connecting: bool, registry: &Registry, token: Token) -> io::Result<Self> {
+        let registered = if connecting { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+        registry.register(sock.source(), token, registered)?;
+        Ok(StreamConn { sock, rx: FrameBuffer::new(), tx: VecDeque::new(), tx_offset: 0, tx_bytes: 0, connecting, blocked: false, registered })
+    }
+
+    pub(crate) fn deregister(&mut self, registry: &Registry) {
+        let _ = registry.deregister(self.sock.source());
+    }
+
+    /// Reads and frames until the socket is drained or `budget` frames were
+    /// produced. Frames left in the buffer are returned by the next call first.
+    pub(crate) fn read_frames(&mut self, budget: usize, out: &mut Vec<Bytes>) -> ReadStatus {
+        if self.connecting {
+            return ReadStatus::Drained;
+        }
+        let mut produced = 0;
+        loop {
+            while produced < budget {
+                match self.rx.next_frame() {
+                    Ok(Some(frame)) => {
+                        out.push(frame);
+                        produced += 1;
+                    }
+                    Ok(None) => break,
+                    Err(_) => return ReadStatus::Corrupt,
+                }
+            }
+            if produced >= budget {
+                return ReadStatus::MoreReady;
+            }
+            match self.rx.read_from(&mut self.sock) {
+                Ok(0) => return ReadStatus::Eof,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadStatus::Drained,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return ReadStatus::Failed(e),
+            }
+        }
+    }
+
+    /// Queues `pkt` unless that would exceed `limit` bytes waiting; returns false if dropped.
+    pub(crate) fn enqueue(&mut self, pkt: Bytes, limit: usize) -> bool {
+        if self.tx_bytes + pkt.len() > limit {
+            return false;
+        }
+        self.tx_bytes += pkt.len();
+        self.tx.push_back(pkt);
+        true
+    }
+
+    /// Packets are queued and a write may make progress now.
+    pub(crate) fn can_write(&self) -> bool {
+        !self.tx.is_empty() && !self.blocked && !self.connecting
+    }
+
+    /// Writes queued packets until the queue is empty or the socket is full.
+    /// MSG_NOSIGNAL keeps a vanished peer from raising SIGPIPE.
+    pub(crate) fn write(&mut self) -> WriteProgress {
+        let mut progress = WriteProgress { packets: 0, bytes: 0, result: Ok(false) };
+        if self.connecting {
+            return progress;
+        }
+        self.blocked = false;
+        while !self.tx.is_empty() {
+            let sent = {
+                let mut iov: SmallVec<[IoSlice<'_>; MAX_IOV]> = SmallVec::new();
+                iov.push(IoSlice::new(&self.tx[0][self.tx_offset..]));
+                iov.extend(self.tx.iter().skip(1).take(MAX_IOV - 1).map(|p| IoSlice::new(p)));
+                let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+                sendmsg::<SockaddrStorage>(self.sock.as_raw_fd(), &iov, &[], flags, None)
+            };
+            let mut written = match sent {
+                Ok(n) => n,
+                Err(Errno::EAGAIN) => {
+                    self.blocked = true;
+                    progress.result = Ok(true);
+                    break;
+                }
+                Err(Errno::EINTR) => continue,
+                Err(e) => {
+                    progress.result = Err(e.into());
+                    break;
+                }
+            };
+            progress.bytes += written as u64;
+            self.tx_bytes -= written;
+            while let Some(front) = self.tx.front() {
+                let left = front.len() - self.tx_offset;
+                if written < left {
+                    self.tx_offset += written;
+                    break;
+                }
+                written -= left;
+                self.tx_offset = 0;
+                self.tx.pop_front();
+                progress.packets += 1;
+            }
+        }
+        progress
+    }
+
+    /// Completes an outgoing TCP connect once the socket reports writable.
+    /// Returns whether the connection is now established.
+    pub(crate) fn finish_connect(&mut self) -> io::Result<bool> {
+        if !self.connecting {
+            return Ok(true);
+        }
+        // Only outgoing TCP connections are ever in progress.
+        let StreamSocket::Tcp(s) = &self.sock else { return Ok(true) };
+        if let Some(e) = s.take_error()? {
+            return Err(e);
+        }
+        match s.peer_addr() {
+            Ok(_) => {
+                self.connecting = false;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Asks for write readiness exactly while a connect or a blocked write waits for it.
+    pub(crate) fn sync_interest(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        let wanted = if self.connecting || self.blocked { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+        if wanted != self.registered {
+            registry.reregister(self.sock.source(), token, wanted)?;
+            self.registered = wanted;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,110 @@
+//! Face URIs in NFD's canonical form (`udp4://192.0.2.1:6363`, `tcp6://[::1]:6363`),
+//! because nfdc, NDNts and python-ndn print and send exactly these strings.
+
+use std::net::{IpAddr, SocketAddr};
+
+use crate::IoError;
+
+/// NDN's registered port, used when a URI names no port (as NFD does).
+pub const NDN_PORT: u16 = 6363;
+
+/// Transport named by a face URI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scheme {
+    Udp,
+    Tcp,
+}
+
+impl Scheme {
+    fn name(self) -> &'static str {
+        match self {
+            Scheme::Udp => "udp",
+            Scheme::Tcp => "tcp",
+        }
+    }
+}
+
+/// Parses a remote URI for `create_face`. Host names are refused rather than
+/// resolved, because resolving would block the forwarding loop.
+pub(crate) fn parse(uri: &str) -> Result<(Scheme, SocketAddr), IoError> {
+    let bad = |reason: &'static str| IoError::BadUri { uri: uri.to_owned(), reason };
+    let (scheme, rest) = uri.split_once("://").ok_or(bad("expected scheme://host:port"))?;
+    let (scheme, family) = match scheme {
+        "udp" => (Scheme::Udp, None),
+        "udp4" => (Scheme::Udp, Some(4)),
+        "udp6" => (Scheme::Udp, Some(6)),
+        "tcp" => (Scheme::Tcp, None),
+        "tcp4" => (Scheme::Tcp, Some(4)),
+        "tcp6" => (Scheme::Tcp, Some(6)),
+        _ => return Err(bad("unsupported scheme (udp4, udp6, tcp4 and tcp6 are)")),
+    };
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let addr = if let Ok(addr) = rest.parse::<SocketAddr>() {
+        addr
+    } else {
+        let host = rest.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(rest);
+        let ip = host.parse::<IpAddr>().map_err(|_| bad("host must be an IP address literal"))?;
+        SocketAddr::new(ip, NDN_PORT)
+    };
+    if addr.port() == 0 {
+        return Err(bad("port 0 is not a remote endpoint"));
+    }
+    let actual = if addr.is_ipv4() { 4 } else { 6 };
+    if family.is_some_and(|f| f != actual) {
+        return Err(bad("address family does not match the scheme"));
+    }
+    Ok((scheme, addr))
+}
+
+/// Formats an endpoint the way NFD does, e.g. `udp4://127.0.0.1:6363`.
+pub(crate) fn format(scheme: Scheme, addr: SocketAddr) -> String {
+    let family = if addr.is_ipv4() { 4 } else { 6 };
+    format!("{}{}://{}", scheme.name(), family, addr)
+}
+
+/// May a peer at this address send `/localhost` commands? NFD grants local scope
+/// to loopback peers only (Unix sockets are always local).
+pub(crate) fn is_local(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_nfd_forms() {
+        assert_eq!(parse("udp4://127.0.0.1:56363").unwrap(), (Scheme::Udp, "127.0.0.1:56363".parse().unwrap()));
+        assert_eq!(parse("tcp6://[::1]:7000").unwrap(), (Scheme::Tcp, "[::1]:7000".parse().unwrap()));
+        assert_eq!(parse("tcp://192.0.2.1").unwrap(), (Scheme::Tcp, "192.0.2.1:6363".parse().unwrap()));
+        assert_eq!(parse("udp6://[::1]").unwrap(), (Scheme::Udp, "[::1]:6363".parse().unwrap()));
+        assert_eq!(parse("udp4://10.0.0.1:9/").unwrap().1.port(), 9);
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_open() {
+        for uri in ["ether://[01:02:03:04:05:06]", "unix:///run/nfd.sock", "udp4://example.com:6363", "udp6://127.0.0.1:1", "tcp4://127.0.0.1:0", "127.0.0.1:6363", "udp4://"] {
+            assert!(matches!(parse(uri), Err(IoError::BadUri { .. })), "{uri}");
+        }
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for uri in ["udp4://127.0.0.1:6363", "tcp6://[::1]:40000"] {
+            let (scheme, addr) = parse(uri).unwrap();
+            assert_eq!(format(scheme, addr), uri);
+        }
+    }
+
+    #[test]
+    fn local_scope() {
+        assert!(is_local("127.9.9.9".parse().unwrap()));
+        assert!(is_local("::1".parse().unwrap()));
+        assert!(is_local("::ffff:127.0.0.1".parse().unwrap()));
+        assert!(!is_local("192.0.2.1".parse().unwrap()));
+        assert!(!is_local("::ffff:192.0.2.1".parse().unwrap()));
+    }
+}
