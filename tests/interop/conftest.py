@@ -199,13 +199,14 @@ class Forwarder:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.kind} exited with {self.proc.returncode} during start-up:\n"
-                                   f"{tail(self.log_path)}")
+                pytest.fail(f"{self.kind} ({' '.join(self.argv)}) exited with {self.proc.returncode} "
+                            f"during start-up:\n{tail(self.log_path)}", pytrace=False)
             if unix_accepts(self.sock_path):
                 return
             time.sleep(0.05)
-        raise RuntimeError(f"{self.kind} did not accept connections on {self.sock_path} within "
-                           f"{START_TIMEOUT_S}s:\n{tail(self.log_path)}")
+        stop_process(self.proc)
+        pytest.fail(f"{self.kind} did not accept connections on {self.sock_path} within "
+                    f"{START_TIMEOUT_S}s:\n{tail(self.log_path)}", pytrace=False)
 
     def wait_tcp(self, timeout: float = 5.0) -> bool:
         deadline = time.monotonic() + timeout

@@ -41,3 +41,22 @@ def test_ping(clients):
         if "3 received" in res.stdout:
             break
     assert "3 interests transmitted, 3 received, 0% lost" in res.stdout, res.describe()
+
+
+def test_management_datasets(clients):
+    """ndnd's nfdc-like tools read NFD status datasets: status/general, faces/list,
+    rib/list and fib/list (fetched as /localhost/nfd/<module>/<dataset> with
+    CanBePrefix+MustBeFresh, then the exact /v=<version>/seg=0 again)."""
+    clients.producer("py", "/interop/mgmt/x")
+
+    def tool(*args):
+        return clients.run(clients.argv("ndnd", "", "fw", *args), timeout=20)
+
+    res = tool("status")
+    assert res.returncode == 0 and "nFibEntries" in res.stdout, res.describe()
+    res = tool("face-list")
+    assert res.returncode == 0 and "faceid=" in res.stdout, res.describe()
+    res = tool("route-list")
+    assert res.returncode == 0 and "prefix=/interop/mgmt/x" in res.stdout, res.describe()
+    res = tool("fib-list")
+    assert res.returncode == 0 and "/interop/mgmt/x" in res.stdout, res.describe()
