@@ -59,6 +59,17 @@ struct Face {
     link: Link,
 }
 
+/// Why a stream face is being driven.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Drive {
+    /// The socket reported input (or an error or hang-up).
+    Readable,
+    /// The socket reported room for output after a write had filled it.
+    Writable,
+    /// Packets were queued by `send`.
+    Flush,
+}
+
 /// Why a stream face is closing.
 enum Close {
     PeerClosed,
@@ -82,7 +93,8 @@ struct UnixListener {
     _file: SocketFile,
 }
 
-/// The faces and sockets of one forwarding loop.
+/// The faces and sockets of one forwarding loop. `Send`, so a loop can be built
+/// on one thread and run on the worker thread it is pinned to.
 pub struct Io {
     poll: Poll,
     mio_events: Events,
@@ -270,7 +282,7 @@ impl Io {
         let mut dirty = mem::take(&mut self.dirty);
         let now = Instant::now();
         for id in dirty.drain(..) {
-            self.drive_stream(id, false, now, &mut downs);
+            self.drive_stream(id, Drive::Flush, now, &mut downs);
         }
         self.dirty = dirty;
         self.pending = downs;
@@ -313,19 +325,22 @@ impl Io {
             return false;
         }
         let mut ignored = Vec::new();
-        self.drive_stream(face, false, Instant::now(), &mut ignored);
+        self.drive_stream(face, Drive::Flush, Instant::now(), &mut ignored);
         self.close_face(face, None);
         true
     }
 
+    /// What is known about one face (for management and the engine).
     pub fn face(&self, face: FaceId) -> Option<&FaceInfo> {
         self.faces.get(&face).map(|f| &f.info)
     }
 
+    /// Every open face, in no particular order (for `faces/list`).
     pub fn faces(&self) -> impl Iterator<Item = &FaceInfo> {
         self.faces.values().map(|f| &f.info)
     }
 
+    /// The face's link counters; gone with the face.
     pub fn counters(&self, face: FaceId) -> Option<&FaceCounters> {
         self.faces.get(&face).map(|f| &f.counters)
     }
@@ -360,7 +375,7 @@ impl Io {
             Source::Udp(i) => self.receive_udp(i, now, events),
             Source::Tcp(i) => self.accept(Some(i), events),
             Source::Unix => self.accept(None, events),
-            Source::Face(id) => self.drive_stream(id, true, now, events),
+            Source::Face(id) => self.drive_stream(id, Drive::Readable, now, events),
         }
     }
 
@@ -377,7 +392,7 @@ impl Io {
                 }
             }
             Source::Face(id) => {
-                self.drive_stream(id, false, now, events);
+                self.drive_stream(id, Drive::Writable, now, events);
             }
             Source::Waker | Source::Tcp(_) | Source::Unix => {}
         }
@@ -571,13 +586,13 @@ impl Io {
     }
 
     /// Moves a stream face along: completes a pending connect, writes what is
-    /// queued, and (when `read`) reads up to a burst. Closes the face on EOF, error
+    /// queued, and reads up to a burst when readable. Closes the face on EOF, error
     /// or a corrupt stream, reporting `FaceDown` into `events`. Returns whether it
     /// may have more input.
-    fn drive_stream(&mut self, id: FaceId, read: bool, now: Instant, events: &mut Vec<IoEvent>) -> bool {
+    fn drive_stream(&mut self, id: FaceId, why: Drive, now: Instant, events: &mut Vec<IoEvent>) -> bool {
         let mut frames = mem::take(&mut self.frames);
         let outcome = match self.faces.get_mut(&id) {
-            Some(face) => drive(id, face, read, self.cfg.burst.max(1), self.poll.registry(), now, &mut frames, events),
+            Some(face) => drive(id, face, why, self.cfg.burst.max(1), self.poll.registry(), now, &mut frames, events),
             None => Ok(false),
         };
         self.frames = frames;
@@ -648,7 +663,7 @@ fn deliver(id: FaceId, face: &mut Face, pkt: Bytes, now: Instant, events: &mut V
 fn drive(
     id: FaceId,
     face: &mut Face,
-    read: bool,
+    why: Drive,
     burst: usize,
     registry: &Registry,
     now: Instant,
@@ -659,13 +674,16 @@ fn drive(
     if !conn.finish_connect().map_err(Close::Failed)? {
         return Ok(false);
     }
+    if why == Drive::Writable {
+        conn.mark_writable();
+    }
     if conn.can_write() {
         let progress = conn.write();
         face.counters.out_packets += progress.packets;
         face.counters.out_bytes += progress.bytes;
         progress.result.map_err(Close::Failed)?;
     }
-    let status = if read { conn.read_frames(burst, frames) } else { ReadStatus::Drained };
+    let status = if why == Drive::Readable { conn.read_frames(burst, frames) } else { ReadStatus::Drained };
     conn.sync_interest(registry, Token(id as usize)).map_err(Close::Failed)?;
     for frame in frames.drain(..) {
         face.counters.in_packets += 1;
@@ -678,5 +696,16 @@ fn drive(
         ReadStatus::Eof => Err(Close::PeerClosed),
         ReadStatus::Corrupt => Err(Close::Corrupt),
         ReadStatus::Failed(e) => Err(Close::Failed(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn io_and_waker_can_move_to_their_threads() {
+        fn movable<T: Send>() {}
+        fn shareable<T: Send + Sync>() {}
+        movable::<super::Io>();
+        shareable::<super::Waker>();
     }
 }

@@ -66,11 +66,12 @@ pub enum Persistency {
 }
 
 impl Persistency {
-    /// NFD's FacePersistency code, for management responses.
+    /// NFD's FacePersistency code (ndn-cxx nfd-constants.hpp: persistent 0,
+    /// on-demand 1, permanent 2), for management responses.
     pub fn code(self) -> u64 {
         match self {
-            Persistency::OnDemand => 0,
-            Persistency::Persistent => 1,
+            Persistency::Persistent => 0,
+            Persistency::OnDemand => 1,
             Persistency::Permanent => 2,
         }
     }
@@ -78,8 +79,8 @@ impl Persistency {
     /// Reads NFD's FacePersistency code from a management command.
     pub fn from_code(code: u64) -> Option<Self> {
         match code {
-            0 => Some(Persistency::OnDemand),
-            1 => Some(Persistency::Persistent),
+            0 => Some(Persistency::Persistent),
+            1 => Some(Persistency::OnDemand),
             2 => Some(Persistency::Permanent),
             _ => None,
         }

@@ -144,6 +144,11 @@ impl StreamConn {
         true
     }
 
+    /// The socket reported room again after a write had filled it.
+    pub(crate) fn mark_writable(&mut self) {
+        self.blocked = false;
+    }
+
     /// Packets are queued and a write may make progress now.
     pub(crate) fn can_write(&self) -> bool {
         !self.tx.is_empty() && !self.blocked && !self.connecting
@@ -156,7 +161,6 @@ impl StreamConn {
         if self.connecting {
             return progress;
         }
-        self.blocked = false;
         while !self.tx.is_empty() {
             let sent = {
                 let mut iov: SmallVec<[IoSlice<'_>; MAX_IOV]> = SmallVec::new();

@@ -1,0 +1,524 @@
+//! Faces over real loopback sockets. Every wait is bounded by a count of polls,
+//! and nothing asserts how long anything took.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use trajan_io::{FaceId, FaceKind, Io, IoConfig, IoError, IoEvent, Persistency, MAX_FRAME_SIZE};
+use trajan_wire::lp::LpHeaders;
+use trajan_wire::tlv::write_tlv;
+use trajan_wire::types::DATA;
+use trajan_wire::{Interest, LpPacket, Name};
+
+const PEER_TIMEOUT: Option<Duration> = Some(Duration::from_secs(10));
+
+fn config(unix_path: Option<PathBuf>) -> IoConfig {
+    IoConfig {
+        udp_listen: vec!["127.0.0.1:0".parse().unwrap()],
+        tcp_listen: vec!["127.0.0.1:0".parse().unwrap()],
+        unix_path,
+        udp_idle_timeout: Duration::from_secs(600),
+        stream_queue_bytes: 64 << 10,
+        burst: 64,
+    }
+}
+
+fn addrs(io: &Io) -> (SocketAddr, SocketAddr) {
+    let (udp, tcp) = io.local_addrs();
+    (udp[0], tcp[0])
+}
+
+fn interest(name: &str) -> Bytes {
+    Interest::new(name.parse::<Name>().unwrap()).encode()
+}
+
+/// One TLV element of `len` bytes in all (the shell only cares about framing).
+fn element(len: usize, fill: u8) -> Bytes {
+    let header = if len - 2 < 253 { 2 } else { 4 };
+    let mut v = Vec::new();
+    write_tlv(&mut v, DATA, &vec![fill; len - header]);
+    assert_eq!(v.len(), len);
+    Bytes::from(v)
+}
+
+/// Polls until `done` holds for the events gathered so far (at most ~10 s of polls).
+fn poll_until(io: &mut Io, events: &mut Vec<IoEvent>, mut done: impl FnMut(&[IoEvent]) -> bool) {
+    for _ in 0..500 {
+        io.poll(Some(Duration::from_millis(20)), events).unwrap();
+        if done(events) {
+            return;
+        }
+    }
+    panic!("condition not reached; events so far: {events:?}");
+}
+
+fn packets_from(events: &[IoEvent], face: FaceId) -> Vec<Bytes> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            IoEvent::Packet { face: f, pkt } if *f == face => Some(pkt.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn face_ups(events: &[IoEvent]) -> Vec<trajan_io::FaceInfo> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            IoEvent::FaceUp(info) => Some(info.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn went_down(events: &[IoEvent], face: FaceId) -> bool {
+    events.iter().any(|e| matches!(e, IoEvent::FaceDown(f) if *f == face))
+}
+
+fn udp_peer() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(PEER_TIMEOUT).unwrap();
+    s
+}
+
+/// Waits for the first stream face to come up.
+fn accept_face(io: &mut Io, events: &mut Vec<IoEvent>) -> trajan_io::FaceInfo {
+    poll_until(io, events, |ev| !face_ups(ev).is_empty());
+    face_ups(events).remove(0)
+}
+
+#[test]
+fn udp_round_trip_creates_on_demand_face() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (udp, _) = addrs(&io);
+    let peer = udp_peer();
+    let i = interest("/udp/round/trip");
+    peer.send_to(&i, udp).unwrap();
+
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| ev.iter().any(|e| matches!(e, IoEvent::Packet { .. })));
+    let IoEvent::FaceUp(info) = &events[0] else { panic!("FaceUp must precede the packet: {events:?}") };
+    assert_eq!(info.kind, FaceKind::Udp);
+    assert_eq!(info.remote_uri, format!("udp4://{}", peer.local_addr().unwrap()));
+    assert_eq!(info.local_uri, format!("udp4://{udp}"));
+    assert!(info.local_scope);
+    assert_eq!(info.persistency, Persistency::OnDemand);
+    assert!(info.id >= trajan_io::FIRST_FACE_ID);
+    let face = info.id;
+    assert_eq!(packets_from(&events, face), vec![i.clone()]);
+
+    let reply = element(500, 7);
+    io.send(face, reply.clone());
+    io.flush();
+    let mut buf = [0u8; 2000];
+    let (n, from) = peer.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &reply[..]);
+    assert_eq!(from, udp);
+
+    // The same peer again: same face, no second FaceUp.
+    events.clear();
+    peer.send_to(&i, udp).unwrap();
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, face).is_empty());
+    assert!(face_ups(&events).is_empty());
+    let c = io.counters(face).unwrap();
+    assert_eq!((c.in_packets, c.out_packets, c.dropped_in, c.dropped_out), (2, 1, 0, 0));
+    assert_eq!(c.in_bytes, 2 * i.len() as u64);
+    assert_eq!(c.out_bytes, reply.len() as u64);
+}
+
+#[test]
+fn udp_reads_in_bounded_batches() {
+    let mut cfg = config(None);
+    cfg.burst = 8;
+    let mut io = Io::new(cfg).unwrap();
+    let (udp, _) = addrs(&io);
+    let peer = udp_peer();
+    let sent: Vec<Bytes> = (0..100).map(|n| interest(&format!("/batch/{n}"))).collect();
+    for p in &sent {
+        peer.send_to(p, udp).unwrap();
+    }
+    let mut all = Vec::new();
+    for _ in 0..500 {
+        let mut events = Vec::new();
+        io.poll(Some(Duration::from_millis(20)), &mut events).unwrap();
+        let packets = events.iter().filter(|e| matches!(e, IoEvent::Packet { .. })).count();
+        assert!(packets <= 8, "one socket gave {packets} packets in one poll");
+        all.extend(events);
+        if all.iter().filter(|e| matches!(e, IoEvent::Packet { .. })).count() == sent.len() {
+            break;
+        }
+    }
+    let face = face_ups(&all)[0].id;
+    assert_eq!(packets_from(&all, face), sent);
+}
+
+#[test]
+fn malformed_datagrams_are_counted_and_dropped() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (udp, _) = addrs(&io);
+    let peer = udp_peer();
+
+    // From an unknown peer: no face is made for garbage.
+    peer.send_to(&[0xff, 0xff], udp).unwrap();
+    let stranger = udp_peer();
+    stranger.send_to(&interest("/hello"), udp).unwrap();
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| face_ups(ev).len() == 1 && ev.iter().any(|e| matches!(e, IoEvent::Packet { .. })));
+    assert_eq!(face_ups(&events)[0].remote_uri, format!("udp4://{}", stranger.local_addr().unwrap()));
+    assert_eq!(io.stats().unknown_peer_drops, 1);
+
+    // From a known peer: each is charged to its face.
+    let face = face_ups(&events)[0].id;
+    let good = interest("/still/fine");
+    let mut trailing = good.to_vec();
+    trailing.push(0);
+    let truncated = &good[..good.len() - 1];
+    let oversize = vec![6u8; MAX_FRAME_SIZE + 100];
+    let empty: &[u8] = &[];
+    for bad in [&trailing[..], truncated, &oversize[..], empty] {
+        stranger.send_to(bad, udp).unwrap();
+    }
+    stranger.send_to(&good, udp).unwrap();
+    events.clear();
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, face).is_empty());
+    assert_eq!(packets_from(&events, face), vec![good]);
+    let c = io.counters(face).unwrap();
+    assert_eq!(c.dropped_in, 4);
+    assert_eq!(c.in_packets, 6);
+}
+
+#[test]
+fn fragments_over_udp_are_reassembled() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (udp, _) = addrs(&io);
+    let peer = udp_peer();
+    let packet = element(4000, 9);
+    let token = Bytes::from_static(b"\x01\x02\x03\x04");
+    let pieces: Vec<Bytes> = packet
+        .chunks(1400)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let lp = LpPacket {
+                headers: if i == 0 { LpHeaders { pit_token: Some(token.clone()), ..Default::default() } } else { LpHeaders::default() },
+                sequence: Some(77 + i as u64),
+                frag_index: Some(i as u64),
+                frag_count: Some(3),
+                fragment: Some(Bytes::copy_from_slice(chunk)),
+            };
+            let mut out = Vec::new();
+            lp.encode_into(&mut out);
+            Bytes::from(out)
+        })
+        .collect();
+    assert_eq!(pieces.len(), 3);
+    // Out of order, with a duplicate that must be counted and ignored.
+    for p in [&pieces[2], &pieces[0], &pieces[0], &pieces[1]] {
+        peer.send_to(p, udp).unwrap();
+    }
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| ev.iter().any(|e| matches!(e, IoEvent::Packet { .. })));
+    let face = face_ups(&events)[0].id;
+    let got = packets_from(&events, face);
+    assert_eq!(got.len(), 1);
+    let lp = LpPacket::decode(&got[0]).unwrap();
+    assert_eq!(lp.headers.pit_token, Some(token));
+    assert_eq!(lp.fragment, Some(packet));
+    let c = io.counters(face).unwrap();
+    assert_eq!((c.in_packets, c.dropped_in), (4, 1));
+}
+
+#[test]
+fn idle_on_demand_udp_faces_expire_but_persistent_ones_stay() {
+    let mut cfg = config(None);
+    cfg.udp_idle_timeout = Duration::from_millis(100);
+    let mut io = Io::new(cfg).unwrap();
+    let (udp, _) = addrs(&io);
+    let kept = udp_peer();
+    let persistent = io.create_face(&format!("udp4://{}", kept.local_addr().unwrap()), Persistency::Persistent).unwrap();
+    let peer = udp_peer();
+    peer.send_to(&interest("/soon/idle"), udp).unwrap();
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| !face_ups(ev).is_empty());
+    let on_demand = face_ups(&events)[0].id;
+    poll_until(&mut io, &mut events, |ev| went_down(ev, on_demand));
+    assert!(io.face(on_demand).is_none());
+    assert!(io.face(persistent.id).is_some());
+    assert!(!went_down(&events, persistent.id));
+}
+
+#[test]
+fn create_udp_face_sends_from_the_listener_and_upgrades() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (udp, _) = addrs(&io);
+    let peer = udp_peer();
+    let uri = format!("udp4://{}", peer.local_addr().unwrap());
+    let info = io.create_face(&uri, Persistency::Persistent).unwrap();
+    assert_eq!((info.kind, info.persistency, info.remote_uri.as_str()), (FaceKind::Udp, Persistency::Persistent, uri.as_str()));
+
+    let out = interest("/to/peer");
+    io.send(info.id, out.clone());
+    io.flush();
+    let mut buf = [0u8; 1000];
+    let (n, from) = peer.recv_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from), (&out[..], udp));
+
+    let back = element(100, 1);
+    peer.send_to(&back, udp).unwrap();
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, info.id).is_empty());
+    assert!(face_ups(&events).is_empty(), "the reply must arrive on the created face");
+
+    assert_eq!(io.create_face(&uri, Persistency::OnDemand).unwrap().persistency, Persistency::Persistent);
+    let upgraded = io.create_face(&uri, Persistency::Permanent).unwrap();
+    assert_eq!((upgraded.id, upgraded.persistency), (info.id, Persistency::Permanent));
+    assert_eq!(io.faces().count(), 1);
+}
+
+#[test]
+fn create_face_rejects_what_it_cannot_open() {
+    let mut io = Io::new(config(None)).unwrap();
+    for uri in ["ether://[01:02:03:04:05:06]", "udp4://localhost:6363", "unix:///tmp/x.sock"] {
+        assert!(matches!(io.create_face(uri, Persistency::Persistent), Err(IoError::BadUri { .. })), "{uri}");
+    }
+    assert!(matches!(io.create_face("udp6://[::1]:6363", Persistency::Persistent), Err(IoError::NoUdpChannel { .. })));
+}
+
+#[test]
+fn create_tcp_face_connects_and_carries_packets() {
+    let mut io = Io::new(config(None)).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let remote = listener.local_addr().unwrap();
+    let out = interest("/over/tcp");
+    let back = element(3000, 4);
+    let (expect, reply) = (out.clone(), back.clone());
+    let peer = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(PEER_TIMEOUT).unwrap();
+        let mut buf = vec![0u8; expect.len()];
+        s.read_exact(&mut buf).unwrap();
+        assert_eq!(buf, expect);
+        s.write_all(&reply).unwrap();
+        // Stay connected until the router closes the face.
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).unwrap();
+    });
+
+    let info = io.create_face(&format!("tcp4://{remote}"), Persistency::Persistent).unwrap();
+    assert_eq!((info.kind, info.remote_uri.clone()), (FaceKind::Tcp, format!("tcp4://{remote}")));
+    assert!(info.local_scope);
+    // Queued while the connection is still being set up.
+    io.send(info.id, out);
+    io.flush();
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, info.id).is_empty());
+    assert_eq!(packets_from(&events, info.id), vec![back]);
+    assert_eq!(io.create_face(&format!("tcp4://{remote}"), Persistency::Persistent).unwrap().id, info.id);
+    assert!(io.destroy_face(info.id));
+    assert!(!io.destroy_face(info.id));
+    peer.join().unwrap();
+}
+
+#[test]
+fn failed_tcp_connect_reports_face_down() {
+    let mut io = Io::new(config(None)).unwrap();
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    match io.create_face(&format!("tcp4://{closed}"), Persistency::Persistent) {
+        Ok(info) => {
+            let mut events = Vec::new();
+            poll_until(&mut io, &mut events, |ev| went_down(ev, info.id));
+            assert!(io.face(info.id).is_none());
+        }
+        Err(e) => assert!(matches!(e, IoError::Connect { .. }), "{e}"),
+    }
+}
+
+/// Framing checks shared by TCP and Unix faces: one packet written a byte at a
+/// time, then several in one write, then a reply.
+fn check_stream_framing<S: Read + Write>(io: &mut Io, client: &mut S, kind: FaceKind) -> FaceId {
+    let mut events = Vec::new();
+    let info = accept_face(io, &mut events);
+    assert_eq!(info.kind, kind);
+    assert!(info.local_scope);
+    let face = info.id;
+
+    let first = element(1000, 1);
+    for byte in first.iter() {
+        client.write_all(&[*byte]).unwrap();
+        io.poll(Some(Duration::ZERO), &mut events).unwrap();
+    }
+    let batch: Vec<Bytes> = vec![interest("/a"), element(8000, 2), interest("/b/c"), element(300, 3)];
+    client.write_all(&batch.concat()).unwrap();
+    let expected: Vec<Bytes> = std::iter::once(first).chain(batch).collect();
+    poll_until(io, &mut events, |ev| packets_from(ev, face).len() >= expected.len());
+    assert_eq!(packets_from(&events, face), expected);
+    assert_eq!(io.counters(face).unwrap().in_packets, expected.len() as u64);
+
+    let reply = element(7000, 5);
+    io.send(face, reply.clone());
+    io.flush();
+    let mut buf = vec![0u8; reply.len()];
+    client.read_exact(&mut buf).unwrap();
+    assert_eq!(buf, reply);
+    face
+}
+
+#[test]
+fn tcp_stream_framing() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (_, tcp) = addrs(&io);
+    let mut client = TcpStream::connect(tcp).unwrap();
+    client.set_nodelay(true).unwrap();
+    client.set_read_timeout(PEER_TIMEOUT).unwrap();
+    let face = check_stream_framing(&mut io, &mut client, FaceKind::Tcp);
+    let info = io.face(face).unwrap();
+    assert_eq!(info.remote_uri, format!("tcp4://{}", client.local_addr().unwrap()));
+    assert_eq!(info.local_uri, format!("tcp4://{tcp}"));
+
+    // EOF closes the face.
+    drop(client);
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| went_down(ev, face));
+}
+
+#[test]
+fn unix_stream_framing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run/nfd.sock");
+    let mut io = Io::new(config(Some(path.clone()))).unwrap();
+    let mut client = UnixStream::connect(&path).unwrap();
+    client.set_read_timeout(PEER_TIMEOUT).unwrap();
+    let face = check_stream_framing(&mut io, &mut client, FaceKind::Unix);
+    let info = io.face(face).unwrap();
+    assert!(info.remote_uri.starts_with("fd://"), "{}", info.remote_uri);
+    assert_eq!(info.local_uri, format!("unix://{}", path.display()));
+
+    // A second router on the same path is refused while this one runs.
+    let err = Io::new(config(Some(path.clone()))).err().expect("socket in use");
+    assert!(matches!(err, IoError::UnixInUse { .. }) && err.to_string().contains(&path.display().to_string()), "{err}");
+    drop(io);
+    assert!(!path.exists());
+}
+
+#[test]
+fn corrupt_stream_closes_only_its_face() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (_, tcp) = addrs(&io);
+    let mut events = Vec::new();
+    let mut bad = TcpStream::connect(tcp).unwrap();
+    bad.set_read_timeout(PEER_TIMEOUT).unwrap();
+    let bad_face = accept_face(&mut io, &mut events).id;
+    let mut good = TcpStream::connect(tcp).unwrap();
+    good.set_read_timeout(PEER_TIMEOUT).unwrap();
+    events.clear();
+    let good_face = accept_face(&mut io, &mut events).id;
+
+    // A valid packet, then a header announcing 65535 bytes.
+    let ok = interest("/before/garbage");
+    bad.write_all(&[&ok[..], &[6, 253, 0xff, 0xff]].concat()).unwrap();
+    events.clear();
+    poll_until(&mut io, &mut events, |ev| went_down(ev, bad_face));
+    assert_eq!(packets_from(&events, bad_face), vec![ok]);
+    assert_eq!(io.stats().corrupt_streams, 1);
+    let mut rest = Vec::new();
+    assert_eq!(bad.read_to_end(&mut rest).unwrap_or(0), 0, "the router closed the connection");
+
+    // The other face is untouched in both directions.
+    let pkt = interest("/after/garbage");
+    good.write_all(&pkt).unwrap();
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, good_face).is_empty());
+    assert_eq!(packets_from(&events, good_face), vec![pkt.clone()]);
+    io.send(good_face, pkt.clone());
+    io.flush();
+    let mut buf = vec![0u8; pkt.len()];
+    good.read_exact(&mut buf).unwrap();
+    assert_eq!(buf, pkt);
+}
+
+#[test]
+fn a_peer_that_never_reads_does_not_block_others() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (udp, tcp) = addrs(&io);
+    let mut events = Vec::new();
+    let mut stalled = TcpStream::connect(tcp).unwrap();
+    let slow = accept_face(&mut io, &mut events).id;
+    let other = udp_peer();
+    let fast = io.create_face(&format!("udp4://{}", other.local_addr().unwrap()), Persistency::Persistent).unwrap().id;
+
+    // Fill the kernel buffers and then the bounded queue.
+    let big = element(8000, 6);
+    let mut attempts = 0u64;
+    while io.counters(slow).unwrap().dropped_out == 0 && attempts < 20_000 {
+        io.send(slow, big.clone());
+        io.flush();
+        attempts += 1;
+    }
+    let c = io.counters(slow).unwrap().clone();
+    assert!(c.dropped_out > 0, "queue bound never reached after {attempts} packets");
+    assert!(c.out_packets < attempts);
+
+    // Delivery to and from the other face goes on.
+    for n in 0..10 {
+        let pkt = interest(&format!("/fast/{n}"));
+        io.send(fast, pkt.clone());
+        io.flush();
+        let mut buf = [0u8; 1000];
+        let (len, _) = other.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..len], &pkt[..]);
+        other.send_to(&pkt, udp).unwrap();
+        events.clear();
+        poll_until(&mut io, &mut events, |ev| !packets_from(ev, fast).is_empty());
+    }
+
+    // Once the peer reads, the queue drains through writability events.
+    let queued_when_stalled = attempts - c.dropped_out - c.out_packets;
+    assert!(queued_when_stalled > 0);
+    let reader = std::thread::spawn(move || {
+        let mut sink = vec![0u8; 1 << 16];
+        let mut total = 0u64;
+        stalled.set_read_timeout(PEER_TIMEOUT).unwrap();
+        while let Ok(n) = stalled.read(&mut sink) {
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+        total
+    });
+    let mut polls = 0;
+    while io.counters(slow).unwrap().out_packets + io.counters(slow).unwrap().dropped_out < attempts {
+        io.poll(Some(Duration::from_millis(20)), &mut events).unwrap();
+        polls += 1;
+        assert!(polls < 500, "queue did not drain: {:?}", io.counters(slow));
+    }
+    let c = io.counters(slow).unwrap().clone();
+    assert_eq!(c.out_bytes, c.out_packets * big.len() as u64);
+    io.destroy_face(slow);
+    assert_eq!(reader.join().unwrap(), c.out_bytes);
+}
+
+#[test]
+fn destroy_emits_nothing_and_unknown_faces_are_ignored() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (_, tcp) = addrs(&io);
+    let mut client = TcpStream::connect(tcp).unwrap();
+    client.set_read_timeout(PEER_TIMEOUT).unwrap();
+    let mut events = Vec::new();
+    let face = accept_face(&mut io, &mut events).id;
+    assert!(io.destroy_face(face));
+    assert!(io.face(face).is_none() && io.counters(face).is_none());
+    io.send(face, interest("/nobody"));
+    io.send(12345, interest("/nobody"));
+    io.flush();
+    let mut rest = Vec::new();
+    assert_eq!(client.read_to_end(&mut rest).unwrap(), 0);
+    events.clear();
+    for _ in 0..5 {
+        io.poll(Some(Duration::from_millis(10)), &mut events).unwrap();
+    }
+    assert!(events.is_empty(), "{events:?}");
+}
