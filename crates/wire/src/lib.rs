@@ -15,6 +15,7 @@ pub mod data;
 pub mod lp;
 pub mod nack;
 pub mod augustus;
+pub mod fuzzing;
 pub mod mgmt;
 pub mod signed;
 

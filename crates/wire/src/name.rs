@@ -10,7 +10,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 
 use crate::error::WireError;
-use crate::tlv::{nonneg_bytes, read_header, read_nonneg, write_header, write_tlv};
+use crate::tlv::{nonneg_bytes, read_header, read_nonneg, varnum_len, write_header, write_tlv};
 use crate::types::*;
 
 /// The most components a name may have. NDN sets no limit, but a bound keeps the
@@ -48,9 +48,15 @@ impl Name {
         let mut ends = SmallVec::new();
         let mut pos = 0;
         while pos < value.len() {
-            let (typ, _, end) = read_header(&value, &mut pos)?;
+            let begin = pos;
+            let (typ, start, end) = read_header(&value, &mut pos)?;
             if typ > 0xffff {
                 return Err(WireError::BadValue(NAME));
+            }
+            // Equality and hashing are over the encoded bytes, so a component must
+            // have exactly one encoding: its header in the shortest form.
+            if start - begin != varnum_len(typ as u64) + varnum_len((end - start) as u64) {
+                return Err(WireError::BadVarNumber);
             }
             if ends.len() >= MAX_COMPONENTS {
                 return Err(WireError::TooLarge);
@@ -411,6 +417,15 @@ mod tests {
         let n = Name::from_value(Bytes::from_static(&[0x32, 2, 0, 0])).unwrap();
         assert_eq!(n.to_string(), "/50=%00%00");
         assert_eq!(n.to_string().parse::<Name>().unwrap(), n);
+    }
+
+    #[test]
+    fn component_headers_must_be_shortest_form() {
+        // Type 44 written on three bytes would be a second encoding of `/44=x`.
+        assert_eq!(Name::from_value(Bytes::from_static(&[0xfd, 0, 44, 1, b'x'])), Err(WireError::BadVarNumber));
+        // Length 1 written on three bytes, likewise.
+        assert_eq!(Name::from_value(Bytes::from_static(&[8, 0xfd, 0, 1, b'x'])), Err(WireError::BadVarNumber));
+        assert_eq!(Name::from_value(Bytes::from_static(&[44, 1, b'x'])).unwrap().to_string(), "/44=x");
     }
 
     #[test]
