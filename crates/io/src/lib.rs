@@ -175,3 +175,20 @@ impl Default for IoConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Persistency;
+
+    #[test]
+    fn persistency_codes_match_nfd() {
+        assert_eq!(Persistency::Persistent.code(), 0);
+        assert_eq!(Persistency::OnDemand.code(), 1);
+        assert_eq!(Persistency::Permanent.code(), 2);
+        for p in [Persistency::OnDemand, Persistency::Persistent, Persistency::Permanent] {
+            assert_eq!(Persistency::from_code(p.code()), Some(p));
+        }
+        assert_eq!(Persistency::from_code(255), None);
+        assert!(Persistency::OnDemand < Persistency::Persistent && Persistency::Persistent < Persistency::Permanent);
+    }
+}
