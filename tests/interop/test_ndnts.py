@@ -54,3 +54,11 @@ def test_consumer_over_ip(clients, forwarder, transport):
     clients.producer("ndnts", "/interop/ndnts-ip")
     res = clients.consume("ndnts", f"/interop/ndnts-ip/{transport}", transport=uri)
     assert_data(res, f"/interop/ndnts-ip/{transport}", f"NDNts:/interop/ndnts-ip/{transport}")
+
+
+def test_producer_over_tcp(clients, forwarder):
+    """NDNts over TCP to 127.0.0.1 treats the face as local: rib/register goes to /localhost/nfd."""
+    assert forwarder.wait_tcp(), f"nothing accepts TCP on 127.0.0.1:{forwarder.tcp_port}"
+    clients.producer("ndnts", "/interop/ndnts-tcpprod", transport=forwarder.tcp_transport)
+    res = clients.consume("ndnts", "/interop/ndnts-tcpprod/1")
+    assert_data(res, "/interop/ndnts-tcpprod/1", "NDNts:/interop/ndnts-tcpprod/1")
