@@ -1,1 +1,14 @@
-//! (being written)
+//! Trajan's client tools, as a library the `trajan` binary exposes as subcommands:
+//! `put`/`get` (segmented publish and fetch), `ping`, and the management commands
+//! `route`, `face` and `status`. They speak to any NFD-compatible forwarder (Trajan,
+//! NFD, ndnd) over its Unix socket, TCP or UDP, so they double as interoperability
+//! probes.
+
+pub mod client;
+pub mod get;
+pub mod mgmt_cli;
+pub mod ping;
+pub mod put;
+pub mod reassembly;
+pub mod stop;
+pub mod transport;

@@ -1,0 +1,215 @@
+//! `trajan put`: publishes a file as versioned, segmented Data
+//! (`<prefix>/v=<ms>/seg=<n>`, FinalBlockId on every segment) and serves it until
+//! stopped, like ndnputchunks and `ndnd put`. A CanBePrefix Interest for the prefix
+//! (version discovery, as ndncatchunks and `trajan get` send) gets segment 0.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use trajan_wire::data::DataBuilder;
+use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
+use trajan_wire::{Interest, Name, MAX_PACKET_SIZE};
+
+use crate::client::{now_ms, Client, ClientArgs};
+use crate::stop::stop_flag;
+
+/// Content bytes per segment by default: the largest round number whose Data, with
+/// a name of a few hundred bytes, still fits NDN's 8800-byte packet limit.
+pub const DEFAULT_SEGMENT_SIZE: usize = 8000;
+
+/// Arguments of `trajan put`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PutArgs {
+    /// Name prefix to publish under; version and segment components are appended
+    pub prefix: String,
+    /// File to publish ("-" reads standard input)
+    pub file: PathBuf,
+    /// FreshnessPeriod of every segment, in milliseconds
+    #[arg(long, default_value_t = 10_000)]
+    pub freshness: u64,
+    /// Content bytes per segment
+    #[arg(long, default_value_t = DEFAULT_SEGMENT_SIZE, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
+    pub segment_size: usize,
+    /// Exit once every segment has been sent at least once
+    #[arg(long)]
+    pub once: bool,
+    /// Exit after this many seconds
+    #[arg(long, value_name = "SECONDS")]
+    pub exit_after_seconds: Option<u64>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// A file cut into signed segments, ready to answer Interests.
+#[derive(Debug, Clone)]
+pub struct Publication {
+    versioned: Name,
+    segments: Vec<Bytes>,
+}
+
+impl Publication {
+    /// Cuts `content` into segments of `segment_size` bytes (an empty file is one empty
+    /// segment) under `<prefix>/v=<version>`, each signed with DigestSha256.
+    pub fn new(prefix: &Name, version: u64, content: &[u8], segment_size: usize, freshness_ms: u64) -> anyhow::Result<Self> {
+        if segment_size == 0 {
+            bail!("segment size must be positive");
+        }
+        let versioned = prefix.append_number(VERSION_COMPONENT, version);
+        let count = content.len().div_ceil(segment_size).max(1);
+        let last = count as u64 - 1;
+        let segments: Vec<Bytes> = (0..count)
+            .map(|i| {
+                let chunk = &content[(i * segment_size).min(content.len())..((i + 1) * segment_size).min(content.len())];
+                DataBuilder::new(versioned.append_number(SEGMENT_COMPONENT, i as u64))
+                    .freshness_ms(freshness_ms)
+                    .final_segment(last)
+                    .build(chunk)
+            })
+            .collect();
+        if let Some(big) = segments.iter().find(|s| s.len() > MAX_PACKET_SIZE) {
+            bail!("a segment encodes to {} bytes, over the {MAX_PACKET_SIZE}-byte packet limit: lower --segment-size", big.len());
+        }
+        Ok(Publication { versioned, segments })
+    }
+
+    /// `<prefix>/v=<version>`.
+    pub fn versioned_name(&self) -> &Name {
+        &self.versioned
+    }
+
+    /// Number of segments.
+    pub fn len(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Always false: even an empty file has one segment.
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// The segment answering `interest`, if any: an exact segment name, or segment 0
+    /// for a CanBePrefix Interest whose name is a prefix of segment 0's.
+    pub fn answer(&self, interest: &Interest) -> Option<(usize, &Bytes)> {
+        let n = &interest.name;
+        if n.len() == self.versioned.len() + 1 && self.versioned.is_prefix_of(n) {
+            let seg = usize::try_from(n.segment()?).ok()?;
+            return self.segments.get(seg).map(|d| (seg, d));
+        }
+        if interest.can_be_prefix && n.is_prefix_of(&self.versioned) {
+            return self.segments.first().map(|d| (0, d));
+        }
+        None
+    }
+}
+
+fn read_input(file: &PathBuf) -> anyhow::Result<Vec<u8>> {
+    let mut content = Vec::new();
+    if file.as_os_str() == "-" {
+        std::io::stdin().read_to_end(&mut content).context("reading standard input")?;
+    } else {
+        content = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    }
+    Ok(content)
+}
+
+/// Runs `trajan put`: registers the prefix, prints `READY <versioned name> ...` on
+/// standard output once Interests can reach it, and serves until stopped.
+pub fn run(args: PutArgs) -> anyhow::Result<()> {
+    let prefix: Name = args.prefix.parse().with_context(|| format!("bad name {:?}", args.prefix))?;
+    let content = read_input(&args.file)?;
+    let publication = Publication::new(&prefix, now_ms(), &content, args.segment_size, args.freshness)?;
+    let stop = stop_flag(args.exit_after_seconds.map(Duration::from_secs))?;
+    let mut client = Client::from_args(&args.client)?;
+    client.register(&prefix).with_context(|| format!("registering {prefix}"))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "READY {} segments={} bytes={}", publication.versioned_name(), publication.len(), content.len())?;
+    out.flush()?;
+    let mut sent = vec![false; publication.len()];
+    let (mut unsent, mut interests) = (publication.len(), 0u64);
+    let stop_when_done = std::sync::Arc::clone(&stop);
+    client.serve(&stop, |interest| {
+        let (seg, data) = publication.answer(interest)?;
+        interests += 1;
+        if !std::mem::replace(&mut sent[seg], true) {
+            unsent -= 1;
+            if args.once && unsent == 0 {
+                stop_when_done.store(true, Ordering::Relaxed);
+            }
+        }
+        Some(data.clone())
+    })?;
+    eprintln!("put: answered {interests} Interests for {} ({} of {} segments sent)", publication.versioned_name(), publication.len() - unsent, publication.len());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use trajan_wire::Data;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        put: PutArgs,
+    }
+
+    fn decode(b: &Bytes) -> Data {
+        Data::decode(b).unwrap()
+    }
+
+    #[test]
+    fn segments_and_reassembles() {
+        let content: Vec<u8> = (0..2500u32).map(|i| (i % 251) as u8).collect();
+        let p = Publication::new(&"/f".parse().unwrap(), 42, &content, 1000, 500).unwrap();
+        assert_eq!(p.len(), 3);
+        assert_eq!(p.versioned_name().to_string(), "/f/v=42");
+        let mut joined = Vec::new();
+        for (i, s) in p.segments.iter().enumerate() {
+            let d = decode(s);
+            assert_eq!(d.name.segment(), Some(i as u64));
+            assert_eq!(crate::client::final_segment(&d), Some(2));
+            assert_eq!(d.freshness_ms, Some(500));
+            joined.extend_from_slice(&d.content);
+        }
+        assert_eq!(joined, content);
+        // Exact multiples do not add an empty segment; an empty file is one segment.
+        assert_eq!(Publication::new(&"/f".parse().unwrap(), 1, &content[..2000], 1000, 0).unwrap().len(), 2);
+        let empty = Publication::new(&"/f".parse().unwrap(), 1, &[], 1000, 0).unwrap();
+        assert_eq!(empty.len(), 1);
+        assert!(decode(&empty.segments[0]).content.is_empty());
+        assert!(Publication::new(&"/f".parse().unwrap(), 1, &[0; 9000], 9000, 0).is_err());
+    }
+
+    #[test]
+    fn answers_segment_and_discovery_interests() {
+        let p = Publication::new(&"/f".parse().unwrap(), 42, &[1; 2500], 1000, 0).unwrap();
+        let ask = |uri: &str, cbp: bool| {
+            let mut i = Interest::new(uri.parse().unwrap());
+            i.can_be_prefix = cbp;
+            p.answer(&i).map(|(seg, _)| seg)
+        };
+        assert_eq!(ask("/f/v=42/seg=2", false), Some(2));
+        assert_eq!(ask("/f/v=42/seg=3", false), None);
+        assert_eq!(ask("/f/v=41/seg=0", false), None);
+        assert_eq!(ask("/f", true), Some(0));
+        assert_eq!(ask("/f/v=42", true), Some(0));
+        assert_eq!(ask("/f", false), None);
+        assert_eq!(ask("/g", true), None);
+        assert_eq!(ask("/f/v=42/seg=1/x", true), None);
+    }
+
+    #[test]
+    fn parses_arguments() {
+        let c = Cli::try_parse_from(["put", "/a/b", "file.bin", "--freshness", "5", "--once", "--transport", "unix:///s"]).unwrap();
+        assert_eq!((c.put.prefix.as_str(), c.put.freshness, c.put.segment_size), ("/a/b", 5, DEFAULT_SEGMENT_SIZE));
+        assert!(c.put.once);
+        assert_eq!(c.put.client.transport.as_deref(), Some("unix:///s"));
+        assert!(Cli::try_parse_from(["put", "/a", "f", "--segment-size", "0"]).is_err());
+        assert!(Cli::try_parse_from(["put", "/a"]).is_err());
+    }
+}
