@@ -389,7 +389,7 @@ const IPV4_FRAGMENT_OFFSET: u16 = 0x1fff;
 
 /// RFC 1071 Internet checksum of a header (whose checksum field is zero when
 /// computing, or as received when verifying: then the result is 0).
-fn internet_checksum(header: &[u8]) -> u16 {
+pub(crate) fn internet_checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = header.chunks(2).map(|w| u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]) as u32).sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
