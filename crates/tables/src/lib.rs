@@ -1,1 +1,54 @@
-//! (being written)
+//! Trajan's forwarding tables: the FIB (longest-prefix match), the PIT, the content
+//! store, the dead nonce list, and the timer wheel that expires entries.
+//!
+//! The tables are sans-I/O: they never read a clock. Every time is a `u64` count of
+//! milliseconds on a monotonic clock the caller supplies, so the engine stays
+//! deterministic and testable. Every table is bounded (PIT, CS and dead nonce list
+//! by capacity; the timer wheel holds only what the PIT or RIB put in it), because
+//! the names in them come from the network. Lookups are hash probes with a fast
+//! seeded hasher (foldhash), never list scans, and nothing runs periodic sweeps.
+
+mod ilist;
+mod slab;
+
+pub mod cs;
+pub mod dead_nonce;
+pub mod fib;
+pub mod lpm;
+pub mod pit;
+pub mod timer_wheel;
+
+pub use cs::Cs;
+pub use dead_nonce::DeadNonceList;
+pub use fib::{Fib, FibEntry, NextHop};
+pub use lpm::LpmTable;
+pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId};
+pub use timer_wheel::{TimerId, TimerWheel};
+
+/// Identifies a face (a link to a neighbour or an application). Faces are numbered
+/// by the engine's face table; the tables only store and compare them.
+pub type FaceId = u32;
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use trajan_wire::data::DataBuilder;
+    use trajan_wire::{Data, Interest, Name};
+
+    pub fn name(uri: &str) -> Name {
+        uri.parse().expect("test name")
+    }
+
+    /// A Data packet named `uri` with the given FreshnessPeriod and content.
+    pub fn data(uri: &str, freshness_ms: Option<u64>, content: &[u8]) -> Data {
+        let mut b = DataBuilder::new(name(uri));
+        if let Some(f) = freshness_ms {
+            b = b.freshness_ms(f);
+        }
+        Data::decode(&b.build(content)).expect("built Data decodes")
+    }
+
+    /// An Interest for `n` with the given selectors.
+    pub fn interest(n: &Name, can_be_prefix: bool, must_be_fresh: bool) -> Interest {
+        Interest { can_be_prefix, must_be_fresh, ..Interest::new(n.clone()) }
+    }
+}

@@ -1,0 +1,218 @@
+//! The content store: a cache of Data packets, bounded in packets, replacing the
+//! least recently used (CCN-par's choice; cheap and close to the best simple policy
+//! for Interest traffic).
+//!
+//! Exact-name lookups, the common case, go through a hash table. CanBePrefix needs
+//! the Data under a name prefix: because component TLVs are self-delimiting, a name
+//! prefix is a byte prefix of the encoded name, so an ordered map over encoded names
+//! answers it with a range. Recency is an index-linked list through the entries.
+
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
+use std::ops::Bound;
+
+use bytes::Bytes;
+use foldhash::fast::RandomState;
+use hashbrown::HashTable;
+use trajan_wire::{Data, Interest, Name};
+
+use crate::ilist::{Linked, Links, List};
+use crate::slab::Slab;
+
+/// How many Data under a prefix a CanBePrefix lookup examines before giving up.
+/// Without a bound, an Interest for `/` with MustBeFresh over a cache full of stale
+/// Data would walk the whole cache; a miss is always a correct answer for a cache.
+const MAX_PREFIX_CANDIDATES: usize = 32;
+
+struct Node {
+    data: Data,
+    /// The Data is fresh strictly before this time.
+    fresh_until: u64,
+    links: Links,
+}
+
+impl Linked for Node {
+    fn links(&self) -> &Links {
+        &self.links
+    }
+    fn links_mut(&mut self) -> &mut Links {
+        &mut self.links
+    }
+}
+
+/// The content store. One Data per name: a newer packet with the same name replaces
+/// the cached one.
+pub struct Cs {
+    nodes: Slab<Node>,
+    /// (hash of the name, slab index), for exact lookups.
+    exact: HashTable<(u64, u32)>,
+    /// Encoded name (sharing the Data's buffer) → slab index, for prefix lookups.
+    ordered: BTreeMap<Bytes, u32>,
+    /// Most recently used first.
+    lru: List,
+    hasher: RandomState,
+    capacity: usize,
+    hits: u64,
+    misses: u64,
+}
+
+impl Cs {
+    /// A store holding at most `capacity` packets; 0 disables caching.
+    pub fn new(capacity: usize) -> Self {
+        Cs {
+            nodes: Slab::new(),
+            exact: HashTable::new(),
+            ordered: BTreeMap::new(),
+            lru: List::default(),
+            hasher: RandomState::default(),
+            capacity,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Number of cached packets.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() == 0
+    }
+
+    /// The most packets the store holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Lookups answered from the store.
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+
+    /// Lookups the store could not answer.
+    pub fn misses(&self) -> u64 {
+        self.misses
+    }
+
+    fn find_exact(&self, name: &[u8]) -> Option<u32> {
+        let nodes = &self.nodes;
+        self.exact.find(self.hasher.hash_one(name), |&(_, i)| nodes.at(i).data.name.value() == name).map(|&(_, i)| i)
+    }
+
+    /// Caches `data`, fresh until `now_ms` plus its FreshnessPeriod (an absent or zero
+    /// period makes it stale at once), evicting the least recently used when full.
+    pub fn insert(&mut self, data: Data, now_ms: u64) {
+        if self.capacity == 0 {
+            return;
+        }
+        let fresh_until = now_ms.saturating_add(data.freshness_ms.unwrap_or(0));
+        if let Some(idx) = self.find_exact(data.name.value()) {
+            // Re-key the ordered map too, so the old packet's buffer is released.
+            self.ordered.remove(data.name.value().as_ref());
+            self.ordered.insert(data.name.value().clone(), idx);
+            let node = self.nodes.at_mut(idx);
+            node.data = data;
+            node.fresh_until = fresh_until;
+            self.touch(idx);
+            return;
+        }
+        while self.nodes.len() >= self.capacity {
+            self.evict_lru();
+        }
+        let hash = self.hasher.hash_one(data.name.value().as_ref());
+        let key = data.name.value().clone();
+        let idx = self.nodes.insert(Node { data, fresh_until, links: Links::default() }).idx;
+        self.lru.push_front(&mut self.nodes, idx);
+        self.exact.insert_unique(hash, (hash, idx), |&(h, _)| h);
+        self.ordered.insert(key, idx);
+    }
+
+    /// The cached Data that satisfies `interest`, marking it recently used. Exact name
+    /// first; then, for a name ending in an implicit digest, the Data whose full name
+    /// it is; then, with CanBePrefix, Data under the name in canonical order. With
+    /// MustBeFresh only fresh Data qualify.
+    pub fn lookup(&mut self, interest: &Interest, now_ms: u64) -> Option<&Data> {
+        match self.find_match(interest, now_ms) {
+            Some(idx) => {
+                self.hits += 1;
+                self.touch(idx);
+                Some(&self.nodes.at(idx).data)
+            }
+            None => {
+                self.misses += 1;
+                None
+            }
+        }
+    }
+
+    fn find_match(&self, interest: &Interest, now_ms: u64) -> Option<u32> {
+        let usable = |idx: &u32| !interest.must_be_fresh || now_ms < self.nodes.at(*idx).fresh_until;
+        let name = &interest.name;
+        if let Some(idx) = self.find_exact(name.value()).filter(usable) {
+            return Some(idx);
+        }
+        if let Some(digest) = name.implicit_digest() {
+            let by_full_name = self
+                .find_exact(name.prefix_value(name.len() - 1))
+                .filter(usable)
+                .filter(|&idx| self.nodes.at(idx).data.implicit_digest()[..] == *digest);
+            if by_full_name.is_some() {
+                return by_full_name;
+            }
+        }
+        if interest.can_be_prefix {
+            return self.under(name).take(MAX_PREFIX_CANDIDATES).find(usable);
+        }
+        None
+    }
+
+    /// Slab indices of the Data whose names start with `prefix`, in canonical order.
+    fn under<'a>(&'a self, prefix: &'a Name) -> impl Iterator<Item = u32> + 'a {
+        let start = prefix.value().as_ref();
+        self.ordered
+            .range::<[u8], _>((Bound::Included(start), Bound::Unbounded))
+            .take_while(move |(k, _)| k.starts_with(start))
+            .map(|(_, &idx)| idx)
+    }
+
+    /// Removes up to `limit` packets under `prefix` (NFD's `cs erase`); returns how many.
+    pub fn erase_prefix(&mut self, prefix: &Name, limit: usize) -> usize {
+        let doomed: Vec<u32> = self.under(prefix).take(limit).collect();
+        for &idx in &doomed {
+            self.evict(idx);
+        }
+        doomed.len()
+    }
+
+    /// Changes the capacity, evicting least recently used packets down to it.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+        while self.nodes.len() > capacity {
+            self.evict_lru();
+        }
+    }
+
+    fn touch(&mut self, idx: u32) {
+        self.lru.unlink(&mut self.nodes, idx);
+        self.lru.push_front(&mut self.nodes, idx);
+    }
+
+    fn evict_lru(&mut self) {
+        if let Some(idx) = self.lru.tail() {
+            self.evict(idx);
+        }
+    }
+
+    fn evict(&mut self, idx: u32) {
+        self.lru.unlink(&mut self.nodes, idx);
+        let key = self.nodes.key_at(idx);
+        let Some(node) = self.nodes.remove(key) else { return };
+        let name = node.data.name.value().as_ref();
+        if let Ok(e) = self.exact.find_entry(self.hasher.hash_one(name), |&(_, i)| i == idx) {
+            e.remove();
+        }
+        self.ordered.remove(name);
+    }
+}

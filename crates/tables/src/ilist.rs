@@ -1,0 +1,141 @@
+//! Doubly linked lists threaded through slab entries by index. They give O(1)
+//! unlink of any entry, which the content store's LRU order and the timer wheel's
+//! slots need; nothing ever searches along one of these lists.
+
+use crate::slab::Slab;
+
+/// The index that ends a list.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// The two links an entry needs to be on one list.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Links {
+    prev: u32,
+    next: u32,
+}
+
+impl Default for Links {
+    fn default() -> Self {
+        Links { prev: NIL, next: NIL }
+    }
+}
+
+/// An entry type that embeds [`Links`].
+pub(crate) trait Linked {
+    fn links(&self) -> &Links;
+    fn links_mut(&mut self) -> &mut Links;
+}
+
+/// A list's ends. The list does not own its entries: they stay in the slab, and the
+/// table removes an entry from its list before removing it from the slab.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct List {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List { head: NIL, tail: NIL }
+    }
+}
+
+impl List {
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    /// The first entry, if any.
+    pub fn head(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    /// The last entry, if any.
+    pub fn tail(&self) -> Option<u32> {
+        (self.tail != NIL).then_some(self.tail)
+    }
+
+    /// Links entry `idx`, which must be on no list, at the front.
+    pub fn push_front<T: Linked>(&mut self, slab: &mut Slab<T>, idx: u32) {
+        let old = self.head;
+        *slab.at_mut(idx).links_mut() = Links { prev: NIL, next: old };
+        if old == NIL {
+            self.tail = idx;
+        } else {
+            slab.at_mut(old).links_mut().prev = idx;
+        }
+        self.head = idx;
+    }
+
+    /// Unlinks entry `idx`, which must be on this list.
+    pub fn unlink<T: Linked>(&mut self, slab: &mut Slab<T>, idx: u32) {
+        let Links { prev, next } = *slab.at(idx).links();
+        if prev == NIL {
+            self.head = next;
+        } else {
+            slab.at_mut(prev).links_mut().next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            slab.at_mut(next).links_mut().prev = prev;
+        }
+        *slab.at_mut(idx).links_mut() = Links::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Node(u32, Links);
+    impl Linked for Node {
+        fn links(&self) -> &Links {
+            &self.1
+        }
+        fn links_mut(&mut self) -> &mut Links {
+            &mut self.1
+        }
+    }
+
+    fn walk(list: &List, slab: &Slab<Node>) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut i = list.head;
+        while i != NIL {
+            out.push(slab.at(i).0);
+            i = slab.at(i).links().next;
+        }
+        let mut back = Vec::new();
+        let mut i = list.tail;
+        while i != NIL {
+            back.push(slab.at(i).0);
+            i = slab.at(i).links().prev;
+        }
+        back.reverse();
+        assert_eq!(out, back, "forward and backward links agree");
+        out
+    }
+
+    #[test]
+    fn push_and_unlink_anywhere() {
+        let mut slab = Slab::new();
+        let mut list = List::default();
+        let ids: Vec<u32> = (0..4).map(|v| slab.insert(Node(v, Links::default())).idx).collect();
+        for &i in &ids {
+            list.push_front(&mut slab, i);
+        }
+        assert_eq!(walk(&list, &slab), [3, 2, 1, 0]);
+        list.unlink(&mut slab, ids[2]);
+        assert_eq!(walk(&list, &slab), [3, 1, 0]);
+        list.unlink(&mut slab, ids[3]);
+        assert_eq!(walk(&list, &slab), [1, 0]);
+        list.unlink(&mut slab, ids[0]);
+        assert_eq!(walk(&list, &slab), [1]);
+        assert_eq!((list.head(), list.tail()), (Some(ids[1]), Some(ids[1])));
+        list.unlink(&mut slab, ids[1]);
+        assert!(list.is_empty());
+        assert_eq!(list.tail(), None);
+        list.push_front(&mut slab, ids[2]);
+        assert_eq!(walk(&list, &slab), [2]);
+    }
+}

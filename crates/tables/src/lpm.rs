@@ -1,0 +1,238 @@
+//! Longest-prefix match over names: one hash table keyed by the encoded bytes of
+//! each stored prefix, probed from the longest candidate length down. This is the
+//! plain-hash baseline (one probe per prefix length that holds any entry) that the
+//! FIB and the strategy choice table share; Caesar's Bloom-filter stage can later
+//! sit in front of it without changing its answers.
+
+use std::hash::BuildHasher;
+
+use bytes::Bytes;
+use foldhash::fast::RandomState;
+use hashbrown::HashTable;
+use trajan_wire::Name;
+
+/// A table from name prefixes to values, answering "which stored prefix of this
+/// name is longest".
+pub struct LpmTable<V> {
+    entries: HashTable<(Name, V)>,
+    hasher: RandomState,
+    /// `by_len[n]` counts stored prefixes of `n` components; its last element is
+    /// never zero, so its length bounds the probe lengths and empty lengths are skipped.
+    by_len: Vec<u32>,
+}
+
+impl<V> Default for LpmTable<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<V> LpmTable<V> {
+    /// An empty table.
+    pub fn new() -> Self {
+        LpmTable { entries: HashTable::new(), hasher: RandomState::default(), by_len: Vec::new() }
+    }
+
+    /// Number of stored prefixes.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when no prefix is stored.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn hash(&self, prefix_value: &[u8]) -> u64 {
+        self.hasher.hash_one(prefix_value)
+    }
+
+    /// Stores `v` under `prefix`, returning the value it replaces. A new prefix is
+    /// copied into its own buffer, so a table entry never pins the (much larger)
+    /// packet the prefix was parsed from.
+    pub fn insert(&mut self, prefix: &Name, v: V) -> Option<V> {
+        let key = prefix.value().as_ref();
+        let hash = self.hash(key);
+        if let Some((_, old)) = self.entries.find_mut(hash, |(n, _)| n.value() == key) {
+            return Some(std::mem::replace(old, v));
+        }
+        let owned = Name::from_value(Bytes::copy_from_slice(key)).unwrap_or_else(|_| prefix.clone());
+        let hasher = &self.hasher;
+        self.entries.insert_unique(hash, (owned, v), |(n, _)| hasher.hash_one(n.value().as_ref()));
+        if self.by_len.len() <= prefix.len() {
+            self.by_len.resize(prefix.len() + 1, 0);
+        }
+        self.by_len[prefix.len()] += 1;
+        None
+    }
+
+    /// The value stored under exactly `prefix`.
+    pub fn get(&self, prefix: &Name) -> Option<&V> {
+        self.find(prefix.value()).map(|(_, v)| v)
+    }
+
+    /// Mutable form of [`LpmTable::get`].
+    pub fn get_mut(&mut self, prefix: &Name) -> Option<&mut V> {
+        let key = prefix.value().as_ref();
+        let hash = self.hash(key);
+        self.entries.find_mut(hash, |(n, _)| n.value() == key).map(|(_, v)| v)
+    }
+
+    /// Removes the value stored under exactly `prefix`.
+    pub fn remove(&mut self, prefix: &Name) -> Option<V> {
+        let key = prefix.value().as_ref();
+        let hash = self.hash(key);
+        let ((name, v), _) = self.entries.find_entry(hash, |(n, _)| n.value() == key).ok()?.remove();
+        self.forget_len(name.len());
+        Some(v)
+    }
+
+    /// The longest stored prefix of `name` (the root `/` included, when stored) and
+    /// its value.
+    pub fn lpm(&self, name: &Name) -> Option<(&Name, &V)> {
+        let longest = name.len().min(self.by_len.len().checked_sub(1)?);
+        (0..=longest).rev().filter(|&n| self.by_len[n] != 0).find_map(|n| self.find(name.prefix_value(n)))
+    }
+
+    /// Every (prefix, value) pair, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Name, &V)> {
+        self.entries.iter().map(|(n, v)| (n, v))
+    }
+
+    /// Keeps only the entries for which `f` returns true; `f` may also change values.
+    pub fn retain(&mut self, mut f: impl FnMut(&Name, &mut V) -> bool) {
+        let by_len = &mut self.by_len;
+        self.entries.retain(|(n, v)| {
+            let keep = f(n, v);
+            if !keep {
+                by_len[n.len()] -= 1;
+            }
+            keep
+        });
+        self.trim_lengths();
+    }
+
+    fn find(&self, key: &[u8]) -> Option<(&Name, &V)> {
+        self.entries.find(self.hash(key), |(n, _)| n.value() == key).map(|(n, v)| (n, v))
+    }
+
+    fn forget_len(&mut self, len: usize) {
+        self.by_len[len] -= 1;
+        self.trim_lengths();
+    }
+
+    fn trim_lengths(&mut self) {
+        while self.by_len.last() == Some(&0) {
+            self.by_len.pop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn n(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn exact_operations() {
+        let mut t = LpmTable::new();
+        assert!(t.is_empty());
+        assert_eq!(t.insert(&n("/a/b"), 1), None);
+        assert_eq!(t.insert(&n("/a/b"), 2), Some(1), "insert replaces");
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.get(&n("/a/b")), Some(&2));
+        assert_eq!(t.get(&n("/a")), None, "get is exact");
+        *t.get_mut(&n("/a/b")).unwrap() += 10;
+        assert_eq!(t.get(&n("/a/b")), Some(&12));
+        assert_eq!(t.remove(&n("/a")), None);
+        assert_eq!(t.remove(&n("/a/b")), Some(12));
+        assert!(t.is_empty());
+        assert_eq!(t.lpm(&n("/a/b/c")), None);
+    }
+
+    #[test]
+    fn longest_prefix_wins_and_root_counts_only_when_stored() {
+        let mut t = LpmTable::new();
+        t.insert(&n("/a"), "a");
+        t.insert(&n("/a/b/c"), "abc");
+        assert_eq!(t.lpm(&n("/x")), None);
+        assert_eq!(t.lpm(&n("/a/b")), Some((&n("/a"), &"a")));
+        assert_eq!(t.lpm(&n("/a/b/c/d/e")), Some((&n("/a/b/c"), &"abc")));
+        assert_eq!(t.lpm(&n("/a/b/c")).map(|(p, _)| p.clone()), Some(n("/a/b/c")), "a name matches itself");
+        assert_eq!(t.lpm(&Name::root()), None);
+        t.insert(&Name::root(), "root");
+        assert_eq!(t.lpm(&n("/x")), Some((&Name::root(), &"root")));
+        assert_eq!(t.lpm(&Name::root()), Some((&Name::root(), &"root")));
+        // Component boundaries matter: /ab is not under /a.
+        t.remove(&Name::root());
+        assert_eq!(t.lpm(&n("/ab")), None);
+        // Typed components differ from generic ones with the same bytes.
+        assert_eq!(t.lpm(&n("/9=a")), None);
+    }
+
+    #[test]
+    fn stored_prefix_does_not_pin_the_packet_buffer() {
+        let long = n("/a/b/c/d/e/f/g/h/i/j/k/l/m/n");
+        let prefix = long.prefix(2);
+        let mut t = LpmTable::new();
+        t.insert(&prefix, ());
+        let (stored, _) = t.iter().next().unwrap();
+        assert_eq!(stored, &prefix);
+        assert_eq!(stored.value().len(), prefix.value().len());
+        assert_ne!(stored.value().as_ptr(), long.value().as_ptr(), "copied, not sliced");
+    }
+
+    #[test]
+    fn retain_updates_lengths() {
+        let mut t = LpmTable::new();
+        for (i, p) in ["/a", "/a/b", "/a/b/c", "/z"].iter().enumerate() {
+            t.insert(&n(p), i);
+        }
+        t.retain(|p, v| {
+            *v *= 10;
+            p.len() != 3
+        });
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.lpm(&n("/a/b/c/d")), Some((&n("/a/b"), &10)));
+        let mut all: Vec<_> = t.iter().map(|(p, v)| (p.to_string(), *v)).collect();
+        all.sort();
+        assert_eq!(all, [("/a".to_string(), 0), ("/a/b".to_string(), 10), ("/z".to_string(), 30)]);
+    }
+
+    fn arb_name(max: usize) -> impl Strategy<Value = Name> {
+        // A small alphabet makes shared prefixes (and so interesting matches) common.
+        proptest::collection::vec((prop_oneof![Just(8u32), Just(9u32)], prop_oneof![Just(&b"a"[..]), Just(&b"b"[..]), Just(&b"ab"[..])]), 0..max)
+            .prop_map(|cs| Name::from_components(cs))
+    }
+
+    proptest! {
+        /// `lpm` agrees with a naive scan for the longest stored prefix, through inserts and removes.
+        #[test]
+        fn lpm_matches_naive_scan(
+            ops in proptest::collection::vec((any::<bool>(), arb_name(5)), 0..60),
+            queries in proptest::collection::vec(arb_name(7), 1..40),
+        ) {
+            let mut t = LpmTable::new();
+            let mut naive: Vec<(Name, usize)> = Vec::new();
+            for (i, (add, p)) in ops.into_iter().enumerate() {
+                if add {
+                    t.insert(&p, i);
+                    naive.retain(|(q, _)| *q != p);
+                    naive.push((p, i));
+                } else {
+                    let expect = naive.iter().position(|(q, _)| *q == p).map(|at| naive.remove(at).1);
+                    prop_assert_eq!(t.remove(&p), expect);
+                }
+            }
+            prop_assert_eq!(t.len(), naive.len());
+            for q in &queries {
+                let expect = naive.iter().filter(|(p, _)| p.is_prefix_of(q)).max_by_key(|(p, _)| p.len());
+                prop_assert_eq!(t.lpm(q), expect.map(|(p, v)| (p, v)));
+            }
+        }
+    }
+}

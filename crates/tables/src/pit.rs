@@ -1,0 +1,355 @@
+//! The pending Interest table: one entry per (name, CanBePrefix, MustBeFresh), as in
+//! NFD, recording who asked (in-records) and where it was sent (out-records) until
+//! Data satisfies it or it expires.
+//!
+//! Entries live in a generational slab and are found through one hash table keyed
+//! by name alone: each bucket holds the (at most four) entries of one name, one per
+//! selector combination, so the exact-name lookup that every Data needs is a single
+//! probe. Expiry is driven by the entries' own timers in a [`TimerWheel`], never by
+//! a scan; when an entry's lifetime is extended its timer is re-armed lazily, when
+//! it fires, so refreshing an Interest costs no timer operation.
+
+use std::hash::BuildHasher;
+
+use bytes::Bytes;
+use foldhash::fast::RandomState;
+use hashbrown::hash_table::Entry;
+use hashbrown::HashTable;
+use smallvec::SmallVec;
+use trajan_wire::{Data, Interest, NackReason, Name};
+
+use crate::ilist::NIL;
+use crate::slab::{Key, Slab};
+use crate::timer_wheel::{TimerId, TimerWheel};
+use crate::FaceId;
+
+/// Names a PIT entry. Stale ids (the entry was satisfied, expired or removed) miss
+/// rather than reach an unrelated newer entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PitId(Key);
+
+/// The PIT is at capacity: a new Interest cannot be recorded and is dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("PIT is full")]
+pub struct PitFull;
+
+/// A downstream that asked for the entry's Data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InRecord {
+    pub face: FaceId,
+    /// The Nonce of the downstream's latest Interest, for loop detection.
+    pub nonce: u32,
+    /// When this downstream stops waiting (its Interest's lifetime ends).
+    pub expiry_ms: u64,
+    /// The downstream's NDNLPv2 PIT token, echoed on the Data or Nack sent back.
+    pub pit_token: Option<Bytes>,
+}
+
+/// An upstream the Interest was forwarded to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutRecord {
+    pub face: FaceId,
+    /// The Nonce sent upstream, to match a returning Nack.
+    pub nonce: u32,
+    /// When it was last sent, for retransmission suppression and RTT.
+    pub sent_ms: u64,
+    /// The Nack the upstream answered with, if it did.
+    pub nack: Option<NackReason>,
+}
+
+/// One pending Interest. `name`, `can_be_prefix` and `must_be_fresh` are the entry's
+/// key: the table indexes the entry under their values at insertion, so changing
+/// them through [`Pit::get_mut`] does not re-key it.
+#[derive(Clone, Debug)]
+pub struct PitEntry {
+    pub name: Name,
+    pub can_be_prefix: bool,
+    pub must_be_fresh: bool,
+    /// The latest Interest; the strategy forwards it, with the engine setting Nonce and HopLimit.
+    pub interest: Interest,
+    pub in_records: SmallVec<[InRecord; 2]>,
+    pub out_records: SmallVec<[OutRecord; 2]>,
+    /// When the entry dies: the latest in-record expiry (the first Interest's
+    /// lifetime until an in-record exists). Call [`Pit::reschedule`] after changing it.
+    pub expiry_ms: u64,
+    /// Set by the engine once Data has answered the entry.
+    pub satisfied: bool,
+}
+
+impl PitEntry {
+    /// The in-record of `face`.
+    pub fn in_record_mut(&mut self, face: FaceId) -> Option<&mut InRecord> {
+        self.in_records.iter_mut().find(|r| r.face == face)
+    }
+
+    /// Records (or refreshes) `face`'s Interest and sets the entry's expiry to the
+    /// latest in-record expiry.
+    pub fn upsert_in_record(&mut self, face: FaceId, nonce: u32, expiry_ms: u64, pit_token: Option<Bytes>) {
+        let record = InRecord { face, nonce, expiry_ms, pit_token };
+        match self.in_record_mut(face) {
+            Some(r) => *r = record,
+            None => self.in_records.push(record),
+        }
+        self.update_expiry();
+    }
+
+    /// Drops `face`'s in-record and recomputes the entry's expiry from the others
+    /// (leaving it unchanged when none remain, as the caller then usually removes the entry).
+    pub fn remove_in_record(&mut self, face: FaceId) -> Option<InRecord> {
+        let at = self.in_records.iter().position(|r| r.face == face)?;
+        let record = self.in_records.remove(at);
+        self.update_expiry();
+        Some(record)
+    }
+
+    fn update_expiry(&mut self) {
+        if let Some(latest) = self.in_records.iter().map(|r| r.expiry_ms).max() {
+            self.expiry_ms = latest;
+        }
+    }
+
+    /// The out-record of `face`.
+    pub fn out_record_mut(&mut self, face: FaceId) -> Option<&mut OutRecord> {
+        self.out_records.iter_mut().find(|r| r.face == face)
+    }
+
+    /// Records that the Interest was (re)sent to `face`; a resend clears an earlier Nack.
+    pub fn upsert_out_record(&mut self, face: FaceId, nonce: u32, sent_ms: u64) {
+        let record = OutRecord { face, nonce, sent_ms, nack: None };
+        match self.out_record_mut(face) {
+            Some(r) => *r = record,
+            None => self.out_records.push(record),
+        }
+    }
+
+    /// Which face's record carries `nonce`, and whether it is an in-record (true) or
+    /// an out-record (false): the engine's loop check for a newly arrived Interest.
+    pub fn has_nonce(&self, nonce: u32) -> Option<(FaceId, bool)> {
+        let inr = self.in_records.iter().find(|r| r.nonce == nonce).map(|r| (r.face, true));
+        inr.or_else(|| self.out_records.iter().find(|r| r.nonce == nonce).map(|r| (r.face, false)))
+    }
+}
+
+/// An entry as stored, with what the table needs to find and time it.
+struct Stored {
+    entry: PitEntry,
+    /// Hash of the name at insertion (the bucket's hash).
+    hash: u64,
+    /// Position in the bucket: the entry's selector combination.
+    selectors: usize,
+    /// Whether the name ends with an implicit digest (counted for `digest_entries`).
+    digest: bool,
+    timer: TimerId,
+    /// The deadline `timer` is set for; may be earlier than `entry.expiry_ms`.
+    armed_ms: u64,
+}
+
+/// The entries of one name: slab indices by selector combination, `NIL` where none.
+struct Bucket {
+    hash: u64,
+    ids: [u32; 4],
+}
+
+fn selectors(can_be_prefix: bool, must_be_fresh: bool) -> usize {
+    can_be_prefix as usize | (must_be_fresh as usize) << 1
+}
+
+/// Whether bucket `b` holds the entries named `name`. Buckets are dropped when they
+/// empty, so one live index is always there to compare with.
+fn holds(entries: &Slab<Stored>, b: &Bucket, name: &[u8]) -> bool {
+    b.ids.iter().find(|&&i| i != NIL).is_some_and(|&i| entries.at(i).entry.name.value() == name)
+}
+
+/// The PIT, bounded in entries.
+pub struct Pit {
+    entries: Slab<Stored>,
+    index: HashTable<Bucket>,
+    hasher: RandomState,
+    timers: TimerWheel<PitId>,
+    fired: Vec<PitId>,
+    capacity: usize,
+    /// Entries with CanBePrefix: while zero, Data needs no probe for its proper prefixes.
+    prefix_entries: usize,
+    /// Entries whose name ends with an implicit digest: while zero, Data needs no
+    /// SHA-256 to find who asked for its full name.
+    digest_entries: usize,
+}
+
+impl Pit {
+    /// An empty PIT holding at most `capacity` entries, its timers starting at `now_ms`.
+    pub fn new(capacity: usize, now_ms: u64) -> Self {
+        Pit {
+            entries: Slab::new(),
+            index: HashTable::new(),
+            hasher: RandomState::default(),
+            timers: TimerWheel::new(now_ms),
+            fired: Vec::new(),
+            capacity,
+            prefix_entries: 0,
+            digest_entries: 0,
+        }
+    }
+
+    /// Number of pending entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.entries.len() == 0
+    }
+
+    /// The most entries the PIT holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn id_at(&self, idx: u32) -> PitId {
+        PitId(self.entries.key_at(idx))
+    }
+
+    fn bucket(&self, name: &[u8]) -> Option<&Bucket> {
+        self.index.find(self.hasher.hash_one(name), |b| holds(&self.entries, b, name))
+    }
+
+    /// The entry for `interest`'s key, created if absent (with no records, expiring
+    /// after the Interest's lifetime). The flag is true for a new entry.
+    pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
+        let name = interest.name.value().as_ref();
+        let hash = self.hasher.hash_one(name);
+        let sel = selectors(interest.can_be_prefix, interest.must_be_fresh);
+        let slot = self.index.entry(hash, |b| holds(&self.entries, b, name), |b| b.hash);
+        if let Entry::Occupied(b) = &slot {
+            let idx = b.get().ids[sel];
+            if idx != NIL {
+                return Ok((PitId(self.entries.key_at(idx)), false));
+            }
+        }
+        if self.entries.len() >= self.capacity {
+            return Err(PitFull);
+        }
+        let id = PitId(self.entries.next_key());
+        let expiry_ms = now_ms.saturating_add(interest.lifetime());
+        let digest = interest.name.implicit_digest().is_some();
+        let stored = Stored {
+            entry: PitEntry {
+                name: interest.name.clone(),
+                can_be_prefix: interest.can_be_prefix,
+                must_be_fresh: interest.must_be_fresh,
+                interest: interest.clone(),
+                in_records: SmallVec::new(),
+                out_records: SmallVec::new(),
+                expiry_ms,
+                satisfied: false,
+            },
+            hash,
+            selectors: sel,
+            digest,
+            timer: self.timers.schedule(expiry_ms, id),
+            armed_ms: expiry_ms,
+        };
+        let key = self.entries.insert(stored);
+        debug_assert_eq!(key, id.0);
+        match slot {
+            Entry::Occupied(mut b) => b.get_mut().ids[sel] = key.idx,
+            Entry::Vacant(v) => {
+                let mut ids = [NIL; 4];
+                ids[sel] = key.idx;
+                v.insert(Bucket { hash, ids });
+            }
+        }
+        self.prefix_entries += interest.can_be_prefix as usize;
+        self.digest_entries += digest as usize;
+        Ok((id, true))
+    }
+
+    /// The entry with exactly this key.
+    pub fn find(&self, name: &Name, can_be_prefix: bool, must_be_fresh: bool) -> Option<PitId> {
+        let idx = self.bucket(name.value())?.ids[selectors(can_be_prefix, must_be_fresh)];
+        (idx != NIL).then(|| self.id_at(idx))
+    }
+
+    /// The entry `id` names, if it is still pending.
+    pub fn get(&self, id: PitId) -> Option<&PitEntry> {
+        self.entries.get(id.0).map(|s| &s.entry)
+    }
+
+    /// Mutable form of [`Pit::get`].
+    pub fn get_mut(&mut self, id: PitId) -> Option<&mut PitEntry> {
+        self.entries.get_mut(id.0).map(|s| &mut s.entry)
+    }
+
+    /// Removes an entry (satisfied, Nacked or given up on) and cancels its timer.
+    pub fn remove(&mut self, id: PitId) -> Option<PitEntry> {
+        let stored = self.entries.remove(id.0)?;
+        self.timers.cancel(stored.timer);
+        let (hash, sel, idx) = (stored.hash, stored.selectors, id.0.idx);
+        if let Ok(mut b) = self.index.find_entry(hash, |b| b.ids[sel] == idx) {
+            b.get_mut().ids[sel] = NIL;
+            if b.get().ids.iter().all(|&i| i == NIL) {
+                b.remove();
+            }
+        }
+        self.prefix_entries -= (sel & selectors(true, false) != 0) as usize;
+        self.digest_entries -= stored.digest as usize;
+        Some(stored.entry)
+    }
+
+    /// Appends to `out` every entry that `data` satisfies: its exact name under any
+    /// selectors, each proper prefix of its name with CanBePrefix, and its full name
+    /// (with the implicit digest, computed only when some entry asks for a digest).
+    /// MustBeFresh is not checked, as in NFD: fresh Data arriving satisfies it.
+    pub fn matches_for_data(&self, data: &Data, out: &mut SmallVec<[PitId; 4]>) {
+        let live = |ids: [u32; 4]| ids.into_iter().filter(|&i| i != NIL);
+        if let Some(b) = self.bucket(data.name.value()) {
+            out.extend(live(b.ids).map(|i| self.id_at(i)));
+        }
+        if self.prefix_entries > 0 {
+            for len in 0..data.name.len() {
+                if let Some(b) = self.bucket(data.name.prefix_value(len)) {
+                    let prefix_ids = [b.ids[selectors(true, false)], b.ids[selectors(true, true)]];
+                    out.extend(prefix_ids.into_iter().filter(|&i| i != NIL).map(|i| self.id_at(i)));
+                }
+            }
+        }
+        if self.digest_entries > 0 {
+            let full = data.full_name();
+            if let Some(b) = self.bucket(full.value()) {
+                out.extend(live(b.ids).map(|i| self.id_at(i)));
+            }
+        }
+    }
+
+    /// Brings an entry's timer forward after its `expiry_ms` moved earlier. A later
+    /// expiry needs nothing now: the timer is re-armed when it fires.
+    pub fn reschedule(&mut self, id: PitId) {
+        let Some(s) = self.entries.get_mut(id.0) else { return };
+        if s.entry.expiry_ms < s.armed_ms {
+            self.timers.cancel(s.timer);
+            s.timer = self.timers.schedule(s.entry.expiry_ms, id);
+            s.armed_ms = s.entry.expiry_ms;
+        }
+    }
+
+    /// Removes every entry whose expiry is at or before `now_ms`, appending it to `expired`.
+    pub fn expire(&mut self, now_ms: u64, expired: &mut Vec<PitEntry>) {
+        let mut fired = std::mem::take(&mut self.fired);
+        self.timers.advance(now_ms, &mut fired);
+        for id in fired.drain(..) {
+            let Some(s) = self.entries.get_mut(id.0) else { continue };
+            if s.entry.expiry_ms <= now_ms {
+                expired.extend(self.remove(id));
+            } else {
+                s.timer = self.timers.schedule(s.entry.expiry_ms, id);
+                s.armed_ms = s.entry.expiry_ms;
+            }
+        }
+        self.fired = fired;
+    }
+
+    /// A lower bound of the next expiry, for the I/O loop's poll timeout.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.timers.next_deadline()
+    }
+}

@@ -1,0 +1,121 @@
+//! A generational slab: entries live in one vector and are named by (index,
+//! generation), so a table can hand out small copyable handles (PIT ids, timer ids)
+//! that stay harmless after their entry is gone, and can link entries to each other
+//! by 32-bit index instead of by pointer.
+
+/// A handle to a slab entry. The generation makes a handle to a removed entry miss
+/// even after its index is reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    pub idx: u32,
+    pub gen: u32,
+}
+
+struct Slot<T> {
+    gen: u32,
+    val: Option<T>,
+}
+
+/// The slab. Indices are `u32` because every table that uses one is bounded far
+/// below 4 billion entries, and half-size links keep linked entries compact.
+pub(crate) struct Slab<T> {
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl<T> Slab<T> {
+    pub fn new() -> Self {
+        Slab { slots: Vec::new(), free: Vec::new(), len: 0 }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Stores `val`, reusing a freed index when there is one.
+    pub fn insert(&mut self, val: T) -> Key {
+        self.len += 1;
+        if let Some(idx) = self.free.pop() {
+            let slot = &mut self.slots[idx as usize];
+            slot.val = Some(val);
+            return Key { idx, gen: slot.gen };
+        }
+        let idx = u32::try_from(self.slots.len()).expect("slab index fits in u32");
+        self.slots.push(Slot { gen: 0, val: Some(val) });
+        Key { idx, gen: 0 }
+    }
+
+    /// The key the next [`Slab::insert`] will return, so an entry can be stored
+    /// already holding things (timers) that refer to it.
+    pub fn next_key(&self) -> Key {
+        match self.free.last() {
+            Some(&idx) => Key { idx, gen: self.slots[idx as usize].gen },
+            None => Key { idx: self.slots.len() as u32, gen: 0 },
+        }
+    }
+
+    pub fn get(&self, key: Key) -> Option<&T> {
+        self.slots.get(key.idx as usize).filter(|s| s.gen == key.gen).and_then(|s| s.val.as_ref())
+    }
+
+    pub fn get_mut(&mut self, key: Key) -> Option<&mut T> {
+        self.slots.get_mut(key.idx as usize).filter(|s| s.gen == key.gen).and_then(|s| s.val.as_mut())
+    }
+
+    /// Removes the entry and bumps the generation, so every outstanding handle to it
+    /// misses from now on.
+    pub fn remove(&mut self, key: Key) -> Option<T> {
+        let slot = self.slots.get_mut(key.idx as usize).filter(|s| s.gen == key.gen)?;
+        let val = slot.val.take()?;
+        slot.gen = slot.gen.wrapping_add(1);
+        self.free.push(key.idx);
+        self.len -= 1;
+        Some(val)
+    }
+
+    /// The current handle of an occupied index, for tables that reach entries
+    /// through internal links rather than through handles.
+    pub fn key_at(&self, idx: u32) -> Key {
+        Key { idx, gen: self.slots[idx as usize].gen }
+    }
+
+    /// The entry at an index that the caller's own links say is occupied; a vacant
+    /// index here is a bug in that table, not something input can cause.
+    pub fn at(&self, idx: u32) -> &T {
+        self.slots[idx as usize].val.as_ref().expect("linked slab index is occupied")
+    }
+
+    /// Mutable form of [`Slab::at`].
+    pub fn at_mut(&mut self, idx: u32) -> &mut T {
+        self.slots[idx as usize].val.as_mut().expect("linked slab index is occupied")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_keys_miss_after_reuse() {
+        let mut s = Slab::new();
+        let a = s.insert("a");
+        let b = s.insert("b");
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.remove(a), Some("a"));
+        assert_eq!(s.remove(a), None);
+        let predicted = s.next_key();
+        let c = s.insert("c");
+        assert_eq!(c, predicted);
+        assert_eq!(c.idx, a.idx, "freed index is reused");
+        assert_ne!(c, a);
+        assert_eq!(s.get(a), None);
+        assert_eq!(s.get(c), Some(&"c"));
+        assert_eq!(s.get(b), Some(&"b"));
+        assert_eq!(s.key_at(c.idx), c);
+        *s.get_mut(b).unwrap() = "B";
+        assert_eq!(s.at(b.idx), &"B");
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.next_key(), Key { idx: 2, gen: 0 });
+    }
+}
