@@ -1,1 +1,12 @@
-//! (being written)
+//! The Trajan daemon: configuration, logging, the I/O loop around the engine, and
+//! the NFD management protocol, so that unmodified NDN applications and NFD's own
+//! tooling conventions work against Trajan.
+
+pub mod config;
+pub mod daemon;
+pub mod logging;
+pub mod mgmt;
+pub mod rib;
+
+pub use config::{Config, ConfigError};
+pub use daemon::{stop_on_signals, Daemon, StartError};

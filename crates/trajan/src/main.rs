@@ -1,1 +1,66 @@
-fn main() {}
+//! `trajan`: the router daemon and its tools in one binary.
+
+mod demo;
+mod run;
+
+use clap::{Parser, Subcommand};
+
+/// Trajan, a high-speed NDN content router. Unmodified NDN applications (python-ndn,
+/// NDNts, ndnd) talk to it as they would to NFD: over /run/nfd/nfd.sock, UDP or TCP 6363.
+///
+/// With no command, `trajan` runs `demo`: the router on its embedded default
+/// configuration, serving and fetching a small object through itself.
+#[derive(Parser)]
+#[command(name = "trajan", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the forwarder daemon (until SIGINT/SIGTERM).
+    Run(run::RunArgs),
+    /// Run the daemon and show it working: publish a demo object and fetch it through the router.
+    Demo(run::RunArgs),
+    /// Print the embedded default configuration (a commented TOML file to start from).
+    DefaultConfig,
+    /// Publish a file as segmented Data under a prefix.
+    Put(trajan_tools::put::PutArgs),
+    /// Fetch segmented Data into a file, verifying every segment.
+    Get(trajan_tools::get::GetArgs),
+    /// Measure round-trip time to a prefix, or answer pings (--serve).
+    Ping(trajan_tools::ping::PingArgs),
+    /// Manage routes (the RIB): add, remove, list.
+    Route(trajan_tools::mgmt_cli::RouteArgs),
+    /// Manage faces: create, destroy, list.
+    Face(trajan_tools::mgmt_cli::FaceArgs),
+    /// Show the forwarder's status.
+    Status(trajan_tools::mgmt_cli::StatusArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => demo::run(run::RunArgs::default()),
+        Some(Command::Demo(a)) => demo::run(a),
+        Some(Command::Run(a)) => run::run(a),
+        Some(Command::DefaultConfig) => {
+            print!("{}", trajan_router::config::DEFAULT_CONFIG);
+            Ok(())
+        }
+        Some(Command::Put(a)) => trajan_tools::put::run(a),
+        Some(Command::Get(a)) => trajan_tools::get::run(a),
+        Some(Command::Ping(a)) => trajan_tools::ping::run(a),
+        Some(Command::Route(a)) => trajan_tools::mgmt_cli::run_route(a),
+        Some(Command::Face(a)) => trajan_tools::mgmt_cli::run_face(a),
+        Some(Command::Status(a)) => trajan_tools::mgmt_cli::run_status(a),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("trajan: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -17,6 +17,9 @@ use crate::types::*;
 /// rejected so a PIT in-record's token has a fixed bound.
 pub const MAX_PIT_TOKEN: usize = 32;
 
+/// CachePolicyType asking forwarders not to cache a Data packet.
+pub const CACHE_POLICY_NO_CACHE: u64 = 1;
+
 /// The per-packet link fields a forwarder reads or writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LpHeaders {

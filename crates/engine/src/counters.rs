@@ -1,0 +1,33 @@
+//! Forwarder-wide counters, the numbers behind `status/general` and the benchmarks.
+
+/// Packet and event counts since start. Plain integers: one engine is owned by one
+/// thread, so counting costs an add, not an atomic.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForwarderCounters {
+    pub in_interests: u64,
+    pub in_data: u64,
+    pub in_nacks: u64,
+    pub out_interests: u64,
+    pub out_data: u64,
+    pub out_nacks: u64,
+    pub satisfied_interests: u64,
+    pub unsatisfied_interests: u64,
+    /// Packets that failed to decode (counted and dropped).
+    pub malformed: u64,
+    /// Data that matched no PIT entry.
+    pub unsolicited_data: u64,
+    /// `/localhost` packets from non-local faces, or `/localhop` crossing two non-local faces.
+    pub scope_violations: u64,
+    /// Interests refused as loops (duplicate Nonce).
+    pub loops: u64,
+    /// Interests answered with Nack NoRoute.
+    pub no_route: u64,
+    /// Interests dropped because HopLimit reached zero.
+    pub hop_limit_drops: u64,
+    /// Interests dropped because the PIT was full.
+    pub pit_full: u64,
+    /// Interests answered from the content store.
+    pub cs_hits: u64,
+    /// Nacks or Data arriving for an unknown face or PIT entry.
+    pub dropped_nacks: u64,
+}

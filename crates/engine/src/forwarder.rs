@@ -1,0 +1,439 @@
+//! The forwarding pipeline. [`Forwarder::process_burst`] decodes a whole burst first,
+//! then runs each packet through its pipeline, appending the packets to send to an
+//! output vector the caller reuses; nothing here blocks or reads a clock.
+
+use bytes::Bytes;
+use smallvec::SmallVec;
+use trajan_tables::{Cs, DeadNonceList, Fib, LpmTable, NextHop, Pit, PitId};
+use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
+use trajan_wire::types::{DATA, INTEREST};
+use trajan_wire::{Data, Interest, NackReason, Name, WireError};
+
+use crate::counters::ForwarderCounters;
+use crate::faces::{FaceMeta, FaceTable};
+use crate::strategy::{self, InterestDecision, NackDecision, StrategyKind};
+use crate::FaceId;
+
+/// Sizes and lifetimes of the engine's tables.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Content store capacity in packets (0 disables caching).
+    pub cs_capacity: usize,
+    /// Most pending Interests; beyond it new Interests are dropped and counted.
+    pub pit_capacity: usize,
+    /// How long a satisfied or expired Interest's Nonce is remembered for loop detection.
+    pub dead_nonce_lifetime_ms: u64,
+    /// Most remembered dead Nonces.
+    pub dead_nonce_capacity: usize,
+    /// Seed for the Nonces the engine adds to Interests that lack one.
+    pub seed: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            cs_capacity: 65536,
+            pit_capacity: 1 << 20,
+            dead_nonce_lifetime_ms: 6000,
+            dead_nonce_capacity: 1 << 16,
+            seed: 0x7a1a_u64,
+        }
+    }
+}
+
+/// One packet to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    pub face: FaceId,
+    pub pkt: Bytes,
+}
+
+/// A decoded packet of a burst, with its link headers.
+enum Parsed {
+    Interest { interest: Interest, wire: Bytes, lp: LpHeaders },
+    Data { data: Data, lp: LpHeaders },
+    Nack { interest: Interest, reason: NackReason },
+}
+
+/// The forwarder: tables, strategies and faces of one worker.
+pub struct Forwarder {
+    pub fib: Fib,
+    pub pit: Pit,
+    pub cs: Cs,
+    pub dead_nonces: DeadNonceList,
+    pub strategies: LpmTable<StrategyKind>,
+    pub faces: FaceTable,
+    pub counters: ForwarderCounters,
+    rng: fastrand::Rng,
+    parsed: Vec<(FaceId, Parsed)>,
+    expired: Vec<trajan_tables::PitEntry>,
+    localhost: Name,
+    localhop: Name,
+}
+
+impl Forwarder {
+    /// A forwarder with empty tables and best-route as the default strategy.
+    pub fn new(cfg: &EngineConfig, now_ms: u64) -> Self {
+        let mut strategies = LpmTable::new();
+        strategies.insert(&Name::root(), StrategyKind::BestRoute);
+        Forwarder {
+            fib: Fib::new(),
+            pit: Pit::new(cfg.pit_capacity, now_ms),
+            cs: Cs::new(cfg.cs_capacity),
+            dead_nonces: DeadNonceList::new(cfg.dead_nonce_lifetime_ms, cfg.dead_nonce_capacity),
+            strategies,
+            faces: FaceTable::default(),
+            counters: ForwarderCounters::default(),
+            rng: fastrand::Rng::with_seed(cfg.seed),
+            parsed: Vec::with_capacity(64),
+            expired: Vec::new(),
+            localhost: "/localhost".parse().expect("static name"),
+            localhop: "/localhop".parse().expect("static name"),
+        }
+    }
+
+    /// Makes a face usable for forwarding.
+    pub fn add_face(&mut self, id: FaceId, meta: FaceMeta) {
+        self.faces.insert(id, meta);
+    }
+
+    /// Forgets a face and every route through it. Pending Interests from it simply expire.
+    pub fn remove_face(&mut self, id: FaceId) {
+        self.faces.remove(id);
+        self.fib.remove_face(id);
+    }
+
+    /// When [`Forwarder::tick`] next has work, for the I/O loop's poll timeout.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.pit.next_deadline()
+    }
+
+    /// Expires pending Interests whose lifetime ended.
+    pub fn tick(&mut self, now_ms: u64) {
+        let mut expired = std::mem::take(&mut self.expired);
+        self.pit.expire(now_ms, &mut expired);
+        for entry in expired.drain(..) {
+            if !entry.satisfied {
+                self.counters.unsatisfied_interests += 1;
+            }
+            for o in &entry.out_records {
+                self.dead_nonces.add(&entry.name, o.nonce, now_ms);
+            }
+        }
+        self.expired = expired;
+    }
+
+    /// Processes a burst of received packets, appending what to send to `out`.
+    pub fn process_burst(&mut self, now_ms: u64, input: &[(FaceId, Bytes)], out: &mut Vec<Outgoing>) {
+        let mut parsed = std::mem::take(&mut self.parsed);
+        parsed.clear();
+        for (face, pkt) in input {
+            match decode(pkt) {
+                Ok(Some(p)) => parsed.push((*face, p)),
+                Ok(None) => {}
+                Err(_) => {
+                    self.counters.malformed += 1;
+                    if let Some(f) = self.faces.get_mut(*face) {
+                        f.counters.malformed += 1;
+                    }
+                }
+            }
+        }
+        for (face, p) in parsed.drain(..) {
+            if self.faces.get(face).is_none() {
+                continue;
+            }
+            match p {
+                Parsed::Interest { interest, wire, lp } => self.on_interest(now_ms, face, interest, wire, lp, out),
+                Parsed::Data { data, lp } => self.on_data(now_ms, face, data, lp, out),
+                Parsed::Nack { interest, reason } => self.on_nack(now_ms, face, interest, reason, out),
+            }
+        }
+        self.parsed = parsed;
+    }
+
+    fn on_interest(&mut self, now: u64, ingress: FaceId, mut interest: Interest, mut wire: Bytes, lp: LpHeaders, out: &mut Vec<Outgoing>) {
+        self.counters.in_interests += 1;
+        let meta = self.faces.get_mut(ingress).expect("checked by caller");
+        meta.counters.in_interests += 1;
+        let (local, local_fields, p2p) = (meta.local, meta.local_fields, meta.point_to_point);
+
+        if !local && self.localhost.is_prefix_of(&interest.name) {
+            self.counters.scope_violations += 1;
+            return;
+        }
+        if let Some(h) = interest.hop_limit {
+            if !local {
+                if h == 0 {
+                    self.counters.hop_limit_drops += 1;
+                    return;
+                }
+                interest.hop_limit = Some(h - 1);
+                wire = Bytes::new();
+            }
+        }
+        let nonce = match interest.nonce {
+            Some(n) => n,
+            None => {
+                let n = self.rng.u32(..);
+                interest.nonce = Some(n);
+                wire = Bytes::new();
+                n
+            }
+        };
+        if self.dead_nonces.contains(&interest.name, nonce, now) {
+            self.on_loop(ingress, p2p, &interest, lp.pit_token, out);
+            return;
+        }
+
+        let existing = self.pit.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh);
+        if existing.is_none() {
+            if let Some(data) = self.cs.lookup(&interest, now) {
+                self.counters.cs_hits += 1;
+                let pkt = data.wire.clone();
+                self.send_data(ingress, &pkt, lp.pit_token, out);
+                return;
+            }
+        }
+        let id = match existing {
+            Some(id) => id,
+            None => match self.pit.find_or_insert(&interest, now) {
+                Ok((id, _)) => id,
+                Err(_) => {
+                    self.counters.pit_full += 1;
+                    return;
+                }
+            },
+        };
+        let entry = self.pit.get_mut(id).expect("just found or inserted");
+        if let Some((face, _)) = entry.has_nonce(nonce) {
+            if face != ingress || !p2p {
+                self.on_loop(ingress, p2p, &interest, lp.pit_token, out);
+                return;
+            }
+        }
+        let expiry = now + interest.lifetime();
+        entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
+        entry.interest = interest;
+        self.pit.reschedule(id);
+
+        if wire.is_empty() {
+            wire = self.pit.get(id).expect("present").interest.encode();
+        }
+        // A local application may pin the next hop (NFD's NextHopFaceId).
+        if let (true, Some(nh)) = (local_fields, lp.next_hop_face_id) {
+            let face = nh as FaceId;
+            if self.faces.get(face).is_some() && face != ingress {
+                self.send_interest(now, id, ingress, face, &wire, out);
+            }
+            return;
+        }
+        self.forward_new(now, id, ingress, local, &wire, out);
+    }
+
+    /// Asks the strategy where a PIT entry's Interest goes and sends it there.
+    fn forward_new(&mut self, now: u64, id: PitId, ingress: FaceId, ingress_local: bool, wire: &Bytes, out: &mut Vec<Outgoing>) {
+        let entry = self.pit.get(id).expect("present");
+        let kind = self.strategy_for(&entry.name);
+        let nexthops = self.fib_nexthops(&entry.interest);
+        let is_localhop = self.localhop.is_prefix_of(&entry.name);
+        let faces = &self.faces;
+        let usable = |f: FaceId| {
+            f != ingress && faces.get(f).is_some_and(|m| !(is_localhop && !ingress_local && !m.local))
+        };
+        match strategy::on_interest(kind, entry, &nexthops, now, usable) {
+            InterestDecision::Forward(targets) => {
+                for face in targets {
+                    self.send_interest(now, id, ingress, face, wire, out);
+                }
+            }
+            InterestDecision::Suppress => {}
+            InterestDecision::NoRoute => {
+                self.counters.no_route += 1;
+                let entry = self.pit.get_mut(id).expect("present");
+                let token = entry.remove_in_record(ingress).and_then(|r| r.pit_token);
+                let interest = entry.interest.clone();
+                if entry.in_records.is_empty() {
+                    self.pit.remove(id);
+                }
+                self.send_nack(ingress, &interest, NackReason::NoRoute, token, out);
+            }
+        }
+    }
+
+    /// The next hops for an Interest: by its ForwardingHint delegations when one
+    /// matches the FIB (outside the producer's region), else by its name.
+    fn fib_nexthops(&self, interest: &Interest) -> SmallVec<[NextHop; 4]> {
+        if let Some(hint) = &interest.forwarding_hint {
+            let mut r = trajan_wire::tlv::TlvReader::new(hint.clone());
+            while let Ok(e) = r.read() {
+                if e.typ != trajan_wire::types::NAME {
+                    continue;
+                }
+                if let Ok(n) = Name::from_value(e.value) {
+                    if let Some((_, fe)) = self.fib.lpm(&n) {
+                        if !fe.nexthops.is_empty() {
+                            return fe.nexthops.clone();
+                        }
+                    }
+                }
+            }
+        }
+        self.fib.lpm(&interest.name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()
+    }
+
+    fn strategy_for(&self, name: &Name) -> StrategyKind {
+        self.strategies.lpm(name).map_or(StrategyKind::BestRoute, |(_, k)| *k)
+    }
+
+    /// Sends a PIT entry's Interest upstream on `face`, recording the out-record.
+    /// `ingress` is reported as IncomingFaceId to faces with local fields.
+    fn send_interest(&mut self, now: u64, id: PitId, ingress: FaceId, face: FaceId, wire: &Bytes, out: &mut Vec<Outgoing>) {
+        let Some(entry) = self.pit.get_mut(id) else { return };
+        let nonce = entry.interest.nonce.unwrap_or_default();
+        if entry.interest.hop_limit == Some(0) && !self.faces.get(face).is_some_and(|m| m.local) {
+            self.counters.hop_limit_drops += 1;
+            return;
+        }
+        entry.upsert_out_record(face, nonce, now);
+        let Some(meta) = self.faces.get_mut(face) else { return };
+        meta.counters.out_interests += 1;
+        self.counters.out_interests += 1;
+        let pkt = if meta.local_fields {
+            LpPacket::wrap(wire, &LpHeaders { incoming_face_id: Some(ingress as u64), ..Default::default() })
+        } else {
+            wire.clone()
+        };
+        out.push(Outgoing { face, pkt });
+    }
+
+    fn send_data(&mut self, face: FaceId, wire: &Bytes, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
+        let Some(meta) = self.faces.get_mut(face) else { return };
+        meta.counters.out_data += 1;
+        self.counters.out_data += 1;
+        let headers = LpHeaders { pit_token, ..Default::default() };
+        out.push(Outgoing { face, pkt: LpPacket::wrap(wire, &headers) });
+    }
+
+    fn send_nack(&mut self, face: FaceId, interest: &Interest, reason: NackReason, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
+        let Some(meta) = self.faces.get_mut(face) else { return };
+        meta.counters.out_nacks += 1;
+        self.counters.out_nacks += 1;
+        let headers = LpHeaders { pit_token, nack: Some(reason), ..Default::default() };
+        out.push(Outgoing { face, pkt: LpPacket::wrap(&interest.encode(), &headers) });
+    }
+
+    fn on_loop(&mut self, ingress: FaceId, p2p: bool, interest: &Interest, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
+        self.counters.loops += 1;
+        if p2p {
+            self.send_nack(ingress, interest, NackReason::Duplicate, pit_token, out);
+        }
+    }
+
+    fn on_data(&mut self, now: u64, ingress: FaceId, data: Data, lp: LpHeaders, out: &mut Vec<Outgoing>) {
+        self.counters.in_data += 1;
+        let meta = self.faces.get_mut(ingress).expect("checked by caller");
+        meta.counters.in_data += 1;
+        if !meta.local && self.localhost.is_prefix_of(&data.name) {
+            self.counters.scope_violations += 1;
+            return;
+        }
+        let mut matches = SmallVec::<[PitId; 4]>::new();
+        self.pit.matches_for_data(&data, &mut matches);
+        if matches.is_empty() {
+            self.counters.unsolicited_data += 1;
+            return;
+        }
+        if lp.cache_policy != Some(CACHE_POLICY_NO_CACHE) {
+            self.cs.insert(data.clone(), now);
+        }
+        let mut sent: SmallVec<[(FaceId, Option<Bytes>); 4]> = SmallVec::new();
+        for id in matches {
+            let Some(entry) = self.pit.remove(id) else { continue };
+            self.counters.satisfied_interests += 1;
+            for r in &entry.in_records {
+                if r.face == ingress || r.expiry_ms < now {
+                    continue;
+                }
+                if sent.iter().any(|(f, t)| *f == r.face && *t == r.pit_token) {
+                    continue;
+                }
+                sent.push((r.face, r.pit_token.clone()));
+            }
+            for o in &entry.out_records {
+                self.dead_nonces.add(&entry.name, o.nonce, now);
+            }
+        }
+        for (face, token) in sent {
+            self.send_data(face, &data.wire, token, out);
+        }
+    }
+
+    fn on_nack(&mut self, now: u64, ingress: FaceId, interest: Interest, reason: NackReason, out: &mut Vec<Outgoing>) {
+        self.counters.in_nacks += 1;
+        self.faces.get_mut(ingress).expect("checked by caller").counters.in_nacks += 1;
+        let Some(id) = self.pit.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh) else {
+            self.counters.dropped_nacks += 1;
+            return;
+        };
+        let entry = self.pit.get_mut(id).expect("found");
+        match entry.out_record_mut(ingress) {
+            Some(o) if Some(o.nonce) == interest.nonce => o.nack = Some(reason),
+            _ => {
+                self.counters.dropped_nacks += 1;
+                return;
+            }
+        }
+        let entry = self.pit.get(id).expect("found");
+        let kind = self.strategy_for(&entry.name);
+        let nexthops = self.fib_nexthops(&entry.interest);
+        let faces = &self.faces;
+        let usable = |f: FaceId| faces.get(f).is_some() && !entry.in_records.iter().any(|r| r.face == f);
+        match strategy::on_nack(kind, entry, &nexthops, usable) {
+            NackDecision::Retry(face) => {
+                let wire = entry.interest.encode();
+                let downstream = entry.in_records.first().map_or(ingress, |r| r.face);
+                self.send_interest(now, id, downstream, face, &wire, out);
+            }
+            NackDecision::Wait => {}
+            NackDecision::GiveUp(reason) => {
+                let entry = self.pit.remove(id).expect("found");
+                for r in &entry.in_records {
+                    let mut i = entry.interest.clone();
+                    i.nonce = Some(r.nonce);
+                    self.send_nack(r.face, &i, reason, r.pit_token.clone(), out);
+                }
+                for o in &entry.out_records {
+                    self.dead_nonces.add(&entry.name, o.nonce, now);
+                }
+            }
+        }
+    }
+}
+
+/// Decodes one received packet: an LpPacket (or bare packet) holding an Interest,
+/// Data or Nack. `Ok(None)` is an IDLE LpPacket or a fragment the face should have
+/// reassembled (dropped silently, not malformed).
+fn decode(pkt: &Bytes) -> Result<Option<Parsed>, WireError> {
+    let lp = LpPacket::decode(pkt)?;
+    if lp.is_fragmented() {
+        return Ok(None);
+    }
+    let Some(frag) = lp.fragment else { return Ok(None) };
+    let typ = trajan_wire::tlv::TlvReader::new(frag.clone()).peek_type()?;
+    match typ {
+        Some(INTEREST) => {
+            let interest = Interest::decode(&frag)?;
+            if let Some(reason) = lp.headers.nack {
+                return Ok(Some(Parsed::Nack { interest, reason }));
+            }
+            Ok(Some(Parsed::Interest { interest, wire: frag, lp: lp.headers }))
+        }
+        Some(DATA) if lp.headers.nack.is_none() => {
+            let data = Data::decode(&frag)?;
+            Ok(Some(Parsed::Data { data, lp: lp.headers }))
+        }
+        Some(t) => Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
+        None => Err(WireError::Truncated),
+    }
+}

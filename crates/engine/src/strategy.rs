@@ -1,0 +1,130 @@
+//! Forwarding strategies, chosen per name prefix: best-route (NFD's default) and
+//! multicast. A strategy only decides *where* an Interest goes; the pipeline does
+//! the sending, so strategies stay small pure functions over a PIT entry and the
+//! FIB's next hops.
+
+use smallvec::SmallVec;
+use trajan_tables::{NextHop, PitEntry};
+use trajan_wire::{Name, NackReason};
+
+use crate::FaceId;
+
+/// A retransmitted Interest sent again within this window to the same upstreams is
+/// suppressed (NFD best-route's retransmission suppression, simplified to a fixed
+/// interval).
+pub const RETX_SUPPRESSION_MS: u64 = 10;
+
+/// Which strategy governs a namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StrategyKind {
+    /// Send to the cheapest usable next hop; on Nack or retransmission, try the next.
+    BestRoute,
+    /// Send to every usable next hop.
+    Multicast,
+}
+
+impl StrategyKind {
+    /// NFD's strategy name, as `strategy-choice/list` reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StrategyKind::BestRoute => "/localhost/nfd/strategy/best-route/v=5",
+            StrategyKind::Multicast => "/localhost/nfd/strategy/multicast/v=4",
+        }
+    }
+
+    /// Resolves a strategy name as given to `strategy-choice/set` (with or without a
+    /// version component).
+    pub fn from_name(name: &Name) -> Option<Self> {
+        let base: Name = "/localhost/nfd/strategy".parse().ok()?;
+        if !base.is_prefix_of(name) || name.len() < base.len() + 1 || name.len() > base.len() + 2 {
+            return None;
+        }
+        match name.get(base.len()).value {
+            b"best-route" => Some(StrategyKind::BestRoute),
+            b"multicast" => Some(StrategyKind::Multicast),
+            _ => None,
+        }
+    }
+}
+
+/// What to do with an Interest that was just added to the PIT.
+#[derive(Debug, PartialEq, Eq)]
+pub enum InterestDecision {
+    /// Send to these faces.
+    Forward(SmallVec<[FaceId; 4]>),
+    /// Already sent upstream very recently: wait for the answer.
+    Suppress,
+    /// Nothing usable: tell the downstream NoRoute.
+    NoRoute,
+}
+
+/// Decides where a new or retransmitted Interest goes. `usable` filters next hops the
+/// pipeline may not use (the ingress face, scope violations, vanished faces).
+pub fn on_interest(
+    kind: StrategyKind,
+    entry: &PitEntry,
+    nexthops: &[NextHop],
+    now_ms: u64,
+    usable: impl Fn(FaceId) -> bool,
+) -> InterestDecision {
+    let mut candidates = nexthops.iter().filter(|nh| usable(nh.face)).peekable();
+    if candidates.peek().is_none() {
+        return InterestDecision::NoRoute;
+    }
+    match kind {
+        StrategyKind::Multicast => {
+            if entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS) {
+                return InterestDecision::Suppress;
+            }
+            InterestDecision::Forward(candidates.map(|nh| nh.face).collect())
+        }
+        StrategyKind::BestRoute => {
+            if entry.out_records.is_empty() {
+                let first = candidates.next().map(|nh| nh.face).into_iter().collect();
+                return InterestDecision::Forward(first);
+            }
+            if entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS) {
+                return InterestDecision::Suppress;
+            }
+            // A retransmission: prefer a next hop not tried yet, else the one tried longest ago.
+            let candidates: SmallVec<[&NextHop; 4]> = candidates.collect();
+            let untried = candidates.iter().find(|nh| !entry.out_records.iter().any(|o| o.face == nh.face));
+            let pick = untried.copied().or_else(|| {
+                candidates.iter().copied().min_by_key(|nh| {
+                    entry.out_records.iter().find(|o| o.face == nh.face).map_or(0, |o| o.sent_ms)
+                })
+            });
+            InterestDecision::Forward(pick.map(|nh| nh.face).into_iter().collect())
+        }
+    }
+}
+
+/// What to do after an upstream Nacked the Interest (its out-record is already marked).
+#[derive(Debug, PartialEq, Eq)]
+pub enum NackDecision {
+    /// Try this other next hop.
+    Retry(FaceId),
+    /// Other upstreams may still answer.
+    Wait,
+    /// Every upstream Nacked: return this reason downstream.
+    GiveUp(NackReason),
+}
+
+/// Decides the reaction to a Nack.
+pub fn on_nack(kind: StrategyKind, entry: &PitEntry, nexthops: &[NextHop], usable: impl Fn(FaceId) -> bool) -> NackDecision {
+    if kind == StrategyKind::BestRoute {
+        if let Some(nh) = nexthops.iter().find(|nh| usable(nh.face) && !entry.out_records.iter().any(|o| o.face == nh.face)) {
+            return NackDecision::Retry(nh.face);
+        }
+    }
+    if entry.out_records.iter().any(|o| o.nack.is_none()) {
+        return NackDecision::Wait;
+    }
+    let reason = entry
+        .out_records
+        .iter()
+        .filter_map(|o| o.nack)
+        .min_by_key(|r| r.severity())
+        .unwrap_or(NackReason::NoRoute);
+    NackDecision::GiveUp(reason)
+}

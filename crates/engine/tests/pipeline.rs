@@ -1,0 +1,287 @@
+//! Behaviour of the forwarding pipeline, driven entirely in memory.
+
+use bytes::Bytes;
+use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind};
+use trajan_wire::data::DataBuilder;
+use trajan_wire::lp::{LpHeaders, LpPacket};
+use trajan_wire::{Data, Interest, NackReason, Name};
+
+const CONSUMER: u32 = 300;
+const CONSUMER2: u32 = 301;
+const PRODUCER: u32 = 400;
+const PRODUCER2: u32 = 401;
+
+fn name(s: &str) -> Name {
+    s.parse().unwrap()
+}
+
+fn forwarder() -> Forwarder {
+    let mut f = Forwarder::new(&EngineConfig { cs_capacity: 100, ..Default::default() }, 0);
+    for id in [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2] {
+        f.add_face(id, FaceMeta { local: false, point_to_point: true, ..Default::default() });
+    }
+    f.fib.add_nexthop(&name("/a"), PRODUCER, 10);
+    f
+}
+
+fn interest(n: &str, nonce: u32) -> Interest {
+    let mut i = Interest::new(name(n));
+    i.nonce = Some(nonce);
+    i.lifetime_ms = Some(1000);
+    i
+}
+
+fn data(n: &str, fresh: Option<u64>) -> Bytes {
+    let mut b = DataBuilder::new(name(n));
+    if let Some(f) = fresh {
+        b = b.freshness_ms(f);
+    }
+    b.build(b"payload")
+}
+
+fn run(f: &mut Forwarder, now: u64, input: Vec<(u32, Bytes)>) -> Vec<Outgoing> {
+    let mut out = Vec::new();
+    f.process_burst(now, &input, &mut out);
+    out
+}
+
+/// What was sent on `face`, decoded: (Interest, Data, Nack reason, PitToken).
+fn decode(o: &Outgoing) -> (Option<Interest>, Option<Data>, Option<NackReason>, Option<Bytes>) {
+    let lp = LpPacket::decode(&o.pkt).unwrap();
+    let frag = lp.fragment.unwrap();
+    let i = Interest::decode(&frag).ok();
+    let d = Data::decode(&frag).ok();
+    (i, d, lp.headers.nack, lp.headers.pit_token)
+}
+
+#[test]
+fn interest_data_exchange_then_cs_hit() {
+    let mut f = forwarder();
+    let out = run(&mut f, 0, vec![(CONSUMER, interest("/a/1", 1).encode())]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, PRODUCER);
+    // Forwarded unchanged: the very same bytes.
+    assert_eq!(out[0].pkt, interest("/a/1", 1).encode());
+    let out = run(&mut f, 1, vec![(PRODUCER, data("/a/1", Some(10_000)))]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, CONSUMER);
+    assert_eq!(f.pit.len(), 0);
+    // Second Interest: answered from the CS, nothing goes upstream.
+    let out = run(&mut f, 2, vec![(CONSUMER2, interest("/a/1", 2).encode())]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, CONSUMER2);
+    assert_eq!(f.counters.cs_hits, 1);
+    assert_eq!(f.counters.satisfied_interests, 1);
+}
+
+#[test]
+fn aggregation_sends_one_interest_and_data_to_all() {
+    let mut f = forwarder();
+    let out = run(&mut f, 0, vec![(CONSUMER, interest("/a/x", 1).encode()), (CONSUMER2, interest("/a/x", 2).encode())]);
+    assert_eq!(out.iter().filter(|o| o.face == PRODUCER).count(), 1);
+    let out = run(&mut f, 1, vec![(PRODUCER, data("/a/x", None))]);
+    let mut faces: Vec<u32> = out.iter().map(|o| o.face).collect();
+    faces.sort();
+    assert_eq!(faces, vec![CONSUMER, CONSUMER2]);
+}
+
+#[test]
+fn no_route_gives_nack() {
+    let mut f = forwarder();
+    let out = run(&mut f, 0, vec![(CONSUMER, interest("/zzz", 1).encode())]);
+    assert_eq!(out.len(), 1);
+    let (i, _, nack, _) = decode(&out[0]);
+    assert_eq!(nack, Some(NackReason::NoRoute));
+    assert_eq!(i.unwrap().name, name("/zzz"));
+    assert_eq!(f.pit.len(), 0);
+    assert_eq!(f.counters.no_route, 1);
+}
+
+#[test]
+fn duplicate_nonce_from_other_face_is_a_loop() {
+    let mut f = forwarder();
+    run(&mut f, 0, vec![(CONSUMER, interest("/a/l", 7).encode())]);
+    let out = run(&mut f, 1, vec![(CONSUMER2, interest("/a/l", 7).encode())]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, CONSUMER2);
+    assert_eq!(decode(&out[0]).2, Some(NackReason::Duplicate));
+    assert_eq!(f.counters.loops, 1);
+}
+
+#[test]
+fn dead_nonce_list_catches_late_loops() {
+    let mut f = forwarder();
+    run(&mut f, 0, vec![(CONSUMER, interest("/a/d", 9).encode())]);
+    run(&mut f, 1, vec![(PRODUCER, data("/a/d", None))]);
+    // The same Interest looping back after satisfaction.
+    let out = run(&mut f, 2, vec![(CONSUMER2, interest("/a/d", 9).encode())]);
+    assert_eq!(decode(&out[0]).2, Some(NackReason::Duplicate));
+}
+
+#[test]
+fn localhost_from_non_local_face_is_dropped() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/localhost/nfd"), 1, 0);
+    f.add_face(1, FaceMeta { local: true, local_fields: true, ..Default::default() });
+    let out = run(&mut f, 0, vec![(CONSUMER, interest("/localhost/nfd/status/general", 1).encode())]);
+    assert!(out.is_empty());
+    assert_eq!(f.counters.scope_violations, 1);
+    // From a local face it reaches the internal face, with IncomingFaceId.
+    f.add_face(500, FaceMeta { local: true, ..Default::default() });
+    let out = run(&mut f, 1, vec![(500, interest("/localhost/nfd/status/general", 2).encode())]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, 1);
+    assert_eq!(LpPacket::decode(&out[0].pkt).unwrap().headers.incoming_face_id, Some(500));
+}
+
+#[test]
+fn unsolicited_data_is_dropped() {
+    let mut f = forwarder();
+    let out = run(&mut f, 0, vec![(PRODUCER, data("/a/u", None))]);
+    assert!(out.is_empty());
+    assert_eq!(f.counters.unsolicited_data, 1);
+    assert_eq!(f.cs.len(), 0);
+}
+
+#[test]
+fn can_be_prefix_and_must_be_fresh() {
+    let mut f = forwarder();
+    let mut i = interest("/a/p", 1);
+    i.can_be_prefix = true;
+    run(&mut f, 0, vec![(CONSUMER, i.encode())]);
+    let out = run(&mut f, 1, vec![(PRODUCER, data("/a/p/v1", Some(0)))]);
+    assert_eq!(out.len(), 1, "CanBePrefix Interest satisfied by a longer name");
+    // Cached but stale (freshness 0): a MustBeFresh Interest goes upstream.
+    let mut i2 = interest("/a/p/v1", 2);
+    i2.must_be_fresh = true;
+    let out = run(&mut f, 2, vec![(CONSUMER2, i2.encode())]);
+    assert_eq!(out[0].face, PRODUCER);
+    // Without MustBeFresh the stale copy answers.
+    let out = run(&mut f, 3, vec![(CONSUMER2, interest("/a/p/v1", 3).encode())]);
+    assert_eq!(out[0].face, CONSUMER2);
+    // An exact Interest is not satisfied by a longer name.
+    run(&mut f, 4, vec![(CONSUMER, interest("/a/q", 4).encode())]);
+    let out = run(&mut f, 5, vec![(PRODUCER, data("/a/q/longer", None))]);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn pit_token_is_echoed() {
+    let mut f = forwarder();
+    let token = Bytes::from_static(b"\x01\x02\x03\x04");
+    let wire = LpPacket::wrap(&interest("/a/t", 1).encode(), &LpHeaders { pit_token: Some(token.clone()), ..Default::default() });
+    let out = run(&mut f, 0, vec![(CONSUMER, wire)]);
+    // Upstream gets no token of ours.
+    assert_eq!(decode(&out[0]).3, None);
+    let out = run(&mut f, 1, vec![(PRODUCER, data("/a/t", None))]);
+    assert_eq!(decode(&out[0]).3, Some(token));
+}
+
+#[test]
+fn best_route_tries_next_hop_on_nack_then_gives_up() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+    let out = run(&mut f, 0, vec![(CONSUMER, interest("/a/n", 5).encode())]);
+    assert_eq!(out[0].face, PRODUCER);
+    let nack = |reason| LpPacket::wrap(&interest("/a/n", 5).encode(), &LpHeaders { nack: Some(reason), ..Default::default() });
+    let out = run(&mut f, 1, vec![(PRODUCER, nack(NackReason::Congestion))]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, PRODUCER2);
+    let out = run(&mut f, 2, vec![(PRODUCER2, nack(NackReason::NoRoute))]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, CONSUMER);
+    // The least severe reason is reported.
+    assert_eq!(decode(&out[0]).2, Some(NackReason::Congestion));
+    assert_eq!(f.pit.len(), 0);
+}
+
+#[test]
+fn multicast_forwards_to_every_next_hop() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+    f.strategies.insert(&name("/a"), StrategyKind::Multicast);
+    let out = run(&mut f, 0, vec![(CONSUMER, interest("/a/m", 5).encode())]);
+    let mut faces: Vec<u32> = out.iter().map(|o| o.face).collect();
+    faces.sort();
+    assert_eq!(faces, vec![PRODUCER, PRODUCER2]);
+}
+
+#[test]
+fn pending_interests_expire_by_timer() {
+    let mut f = forwarder();
+    run(&mut f, 0, vec![(CONSUMER, interest("/a/e", 1).encode())]);
+    assert_eq!(f.pit.len(), 1);
+    assert!(f.next_deadline().is_some_and(|d| d <= 1000));
+    f.tick(500);
+    assert_eq!(f.pit.len(), 1);
+    f.tick(1001);
+    assert_eq!(f.pit.len(), 0);
+    assert_eq!(f.counters.unsatisfied_interests, 1);
+    // Data after expiry is unsolicited.
+    run(&mut f, 1002, vec![(PRODUCER, data("/a/e", None))]);
+    assert_eq!(f.counters.unsolicited_data, 1);
+}
+
+#[test]
+fn hop_limit_is_decremented_and_enforced() {
+    let mut f = forwarder();
+    let mut i = interest("/a/h", 1);
+    i.hop_limit = Some(3);
+    let out = run(&mut f, 0, vec![(CONSUMER, i.encode())]);
+    assert_eq!(Interest::decode(&out[0].pkt).unwrap().hop_limit, Some(2));
+    let mut i = interest("/a/h0", 2);
+    i.hop_limit = Some(0);
+    let out = run(&mut f, 0, vec![(CONSUMER, i.encode())]);
+    assert!(out.is_empty());
+    assert_eq!(f.counters.hop_limit_drops, 1);
+}
+
+#[test]
+fn missing_nonce_is_added() {
+    let mut f = forwarder();
+    let i = Interest::new(name("/a/nn"));
+    let out = run(&mut f, 0, vec![(CONSUMER, i.encode())]);
+    assert!(Interest::decode(&out[0].pkt).unwrap().nonce.is_some());
+}
+
+#[test]
+fn signed_interest_parameters_are_forwarded_byte_exact() {
+    let mut f = forwarder();
+    let mut i = interest("/a/s", 1);
+    i.hop_limit = Some(9);
+    let mut tail = Vec::new();
+    trajan_wire::tlv::write_tlv(&mut tail, 0x24, b"params");
+    trajan_wire::tlv::write_tlv(&mut tail, 0x2c, &[0x1b, 1, 0]);
+    trajan_wire::tlv::write_tlv(&mut tail, 0x2e, &[7; 32]);
+    i.params_tail = Some(Bytes::from(tail.clone()));
+    let out = run(&mut f, 0, vec![(CONSUMER, i.encode())]);
+    let fwd = Interest::decode(&out[0].pkt).unwrap();
+    assert_eq!(fwd.params_tail.unwrap(), Bytes::from(tail));
+}
+
+#[test]
+fn malformed_packets_are_counted_and_the_rest_of_the_burst_forwarded() {
+    let mut f = forwarder();
+    let garbage = vec![
+        Bytes::from_static(&[0x05, 0xff]),
+        Bytes::from_static(&[0x64, 0x02, 0x99, 0x00]),
+        Bytes::from_static(&[0x06, 0x03, 0x07, 0x01, 0x08]),
+        Bytes::from_static(&[0xfd, 0xff]),
+        Bytes::from_static(&[0x05, 0x04, 0x07, 0x00, 0x0f, 0x00]),
+    ];
+    let mut input: Vec<(u32, Bytes)> = garbage.into_iter().map(|g| (CONSUMER, g)).collect();
+    input.push((CONSUMER, interest("/a/ok", 1).encode()));
+    let out = run(&mut f, 0, input);
+    assert_eq!(out.len(), 1);
+    assert_eq!(f.counters.malformed, 5);
+}
+
+#[test]
+fn next_hop_face_id_from_local_app_is_honoured() {
+    let mut f = forwarder();
+    f.add_face(500, FaceMeta { local: true, local_fields: true, ..Default::default() });
+    let wire = LpPacket::wrap(&interest("/a/nh", 1).encode(), &LpHeaders { next_hop_face_id: Some(PRODUCER2 as u64), ..Default::default() });
+    let out = run(&mut f, 0, vec![(500, wire)]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, PRODUCER2);
+}

@@ -1,0 +1,245 @@
+//! The daemon's configuration: a TOML file whose every key has a documented default.
+//! The defaults live in `config/default.toml`, which is compiled into the binary, so
+//! the file users read and the values the router uses cannot drift apart.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+/// The embedded default configuration file.
+pub const DEFAULT_CONFIG: &str = include_str!("../../../config/default.toml");
+
+/// A configuration that could not be loaded, with the file, line and key at fault.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}: {key}: {message}")]
+    Invalid { path: String, key: String, message: String },
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub faces: FacesConfig,
+    pub tables: TablesConfig,
+    pub log: LogConfig,
+    #[serde(default)]
+    pub routes: Vec<RouteConfig>,
+    #[serde(default)]
+    pub strategies: Vec<StrategyConfig>,
+}
+
+/// Listeners and face limits.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FacesConfig {
+    pub udp_listen: Vec<SocketAddr>,
+    pub tcp_listen: Vec<SocketAddr>,
+    /// Empty string disables the Unix socket.
+    pub unix_path: PathBuf,
+    pub udp_idle_timeout_s: u64,
+    pub stream_queue_bytes: usize,
+}
+
+/// Table sizes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TablesConfig {
+    pub cs_capacity: usize,
+    pub pit_capacity: usize,
+    pub dead_nonce_lifetime_ms: u64,
+}
+
+/// Logging.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    pub level: String,
+    pub format: LogFormat,
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// A static route.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteConfig {
+    pub prefix: String,
+    /// A face URI such as `udp4://192.0.2.1:6363` or `tcp4://...`; the face is created at start.
+    pub face: String,
+    #[serde(default)]
+    pub cost: u64,
+}
+
+/// A strategy choice.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrategyConfig {
+    pub prefix: String,
+    pub strategy: String,
+}
+
+impl Config {
+    /// The embedded defaults.
+    pub fn default_config() -> Config {
+        Config::parse(DEFAULT_CONFIG, "<embedded default>").expect("the embedded default configuration is valid")
+    }
+
+    /// Loads a file, filling absent keys from the embedded defaults.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses configuration text (named `origin` in errors) over the defaults.
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let parse_err = |e: toml::de::Error| ConfigError::Parse { path: origin.to_owned(), message: describe(text, &e) };
+        let mut base: toml::Table = toml::from_str(DEFAULT_CONFIG).expect("embedded default is valid TOML");
+        let user: toml::Table = toml::from_str(text).map_err(parse_err)?;
+        merge(&mut base, user);
+        let merged = toml::to_string(&base).expect("a TOML table serializes");
+        // Re-parse the user's text alone first so unknown keys are reported with the
+        // user's own line numbers.
+        toml::from_str::<PartialCheck>(text).map_err(parse_err)?;
+        let cfg: Config = toml::from_str(&merged).map_err(|e| ConfigError::Parse { path: origin.to_owned(), message: e.message().to_owned() })?;
+        cfg.validate(origin)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, origin: &str) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid { path: origin.to_owned(), key: key.to_owned(), message };
+        for (i, r) in self.routes.iter().enumerate() {
+            r.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("routes[{i}].prefix"), e.to_string()))?;
+            if !(r.face.starts_with("udp4://") || r.face.starts_with("tcp4://") || r.face.starts_with("udp6://") || r.face.starts_with("tcp6://")) {
+                return Err(invalid(&format!("routes[{i}].face"), format!("`{}` is not a udp4://, udp6://, tcp4:// or tcp6:// face URI", r.face)));
+            }
+        }
+        for (i, s) in self.strategies.iter().enumerate() {
+            s.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("strategies[{i}].prefix"), e.to_string()))?;
+            if !matches!(s.strategy.as_str(), "best-route" | "multicast") {
+                return Err(invalid(&format!("strategies[{i}].strategy"), format!("unknown strategy `{}` (best-route, multicast)", s.strategy)));
+            }
+        }
+        if !matches!(self.log.level.as_str(), "error" | "warn" | "info" | "debug" | "trace") {
+            return Err(invalid("log.level", format!("`{}` is not one of error, warn, info, debug, trace", self.log.level)));
+        }
+        Ok(())
+    }
+}
+
+/// The same shape as [`Config`] with every section optional, to check a user's file
+/// for unknown keys and wrong types against its own line numbers.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // fields exist only to be type-checked by serde
+struct PartialCheck {
+    faces: Option<PartialFaces>,
+    tables: Option<PartialTables>,
+    log: Option<PartialLog>,
+    routes: Option<Vec<RouteConfig>>,
+    strategies: Option<Vec<StrategyConfig>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PartialFaces {
+    udp_listen: Option<Vec<SocketAddr>>,
+    tcp_listen: Option<Vec<SocketAddr>>,
+    unix_path: Option<PathBuf>,
+    udp_idle_timeout_s: Option<u64>,
+    stream_queue_bytes: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PartialTables {
+    cs_capacity: Option<usize>,
+    pit_capacity: Option<usize>,
+    dead_nonce_lifetime_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PartialLog {
+    level: Option<String>,
+    format: Option<LogFormat>,
+}
+
+/// Overlays `user` on `base`, table by table.
+fn merge(base: &mut toml::Table, user: toml::Table) {
+    for (k, v) in user {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(u)) => merge(b, u),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// A parse error as "line L, column C: message".
+fn describe(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {col}: {}", e.message())
+        }
+        None => e.message().to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_default_parses() {
+        let c = Config::default_config();
+        assert_eq!(c.faces.unix_path, PathBuf::from("/run/nfd/nfd.sock"));
+        assert_eq!(c.tables.cs_capacity, 65536);
+    }
+
+    #[test]
+    fn partial_file_keeps_defaults() {
+        let c = Config::parse("[tables]\ncs_capacity = 10\n", "t").unwrap();
+        assert_eq!(c.tables.cs_capacity, 10);
+        assert_eq!(c.tables.pit_capacity, 1048576);
+        assert_eq!(c.faces.udp_listen.len(), 1);
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_key() {
+        let e = Config::parse("[tables]\ncs_capacity = 10\ncs_capacty = 3\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("line 3"), "{e}");
+        assert!(e.contains("cs_capacty"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_names_line() {
+        let e = Config::parse("[faces]\nudp_listen = [\"not an address\"]\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn bad_route_is_rejected_with_key() {
+        let e = Config::parse("[[routes]]\nprefix = \"/a\"\nface = \"eth://x\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("routes[0].face"), "{e}");
+    }
+}

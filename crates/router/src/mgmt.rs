@@ -1,0 +1,416 @@
+//! NFD management on the forwarder's internal face: the commands and status
+//! datasets that applications (python-ndn, NDNts, ndnd) and `trajan`'s own tools
+//! use, answered with NFD's ControlResponse codes.
+//!
+//! Requests arrive as Interests the engine routed to face 1, wrapped in an LpPacket
+//! carrying IncomingFaceId. Replies are DigestSha256-signed Data named exactly as the
+//! Interest (commands) or `<name>/v=<ms>/seg=<n>` (datasets), which the daemon feeds
+//! back into the engine. Command signatures are not verified: commands are accepted
+//! only from local faces, which is the trust boundary NFD's default config also uses.
+
+use std::collections::VecDeque;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use trajan_engine::{Forwarder, StrategyKind, INTERNAL_FACE};
+use trajan_io::{Io, Persistency};
+use trajan_wire::data::DataBuilder;
+use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
+use trajan_wire::mgmt::{
+    encode_list, parse_request, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry, ForwarderStatus,
+    MgmtScope, NextHopRecord, Record, RibEntry, Route as RouteRecord, Strategy, StrategyChoice,
+};
+use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
+use trajan_wire::{Interest, Name};
+
+use crate::rib::{Rib, Route};
+
+/// Payload bytes per dataset segment, leaving room for the name and signature
+/// within the 8800-byte packet limit.
+const SEGMENT_SIZE: usize = 7000;
+/// How many generated datasets are kept to answer requests for later segments.
+const DATASET_CACHE: usize = 16;
+/// FreshnessPeriod of every management reply.
+const REPLY_FRESHNESS_MS: u64 = 1000;
+
+/// Management state: the dataset segments already produced.
+pub struct Management {
+    datasets: VecDeque<(Name, Vec<Bytes>)>,
+    last_version: u64,
+    start_unix_ms: u64,
+}
+
+impl Default for Management {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Management {
+    /// Fresh management state; the start time is reported by `status/general`.
+    pub fn new() -> Self {
+        Management { datasets: VecDeque::new(), last_version: 0, start_unix_ms: unix_ms() }
+    }
+
+    /// Answers one packet the engine sent to the internal face. `None` when the packet
+    /// deserves no answer (not an Interest, or a dataset segment no longer held).
+    pub fn handle(&mut self, pkt: &Bytes, now_ms: u64, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io) -> Option<Bytes> {
+        let lp = LpPacket::decode(pkt).ok()?;
+        let interest = Interest::decode(&lp.fragment?).ok()?;
+        let ingress = lp.headers.incoming_face_id.unwrap_or(0) as u32;
+        self.answer(&interest, ingress, now_ms, fwd, rib, io).map(|data| {
+            // Replies describe the router's state at one instant: never cache them, so
+            // the next `route list` shows the route just added (NDNLPv2 CachePolicy
+            // NoCache). Later segments of a dataset are served from `datasets`.
+            LpPacket::wrap(&data, &LpHeaders { cache_policy: Some(CACHE_POLICY_NO_CACHE), ..Default::default() })
+        })
+    }
+
+    fn answer(&mut self, interest: &Interest, ingress: u32, now_ms: u64, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io) -> Option<Bytes> {
+        let req = match parse_request(&interest.name) {
+            Ok(r) => r,
+            Err(_) => return Some(reply(&interest.name, ControlResponse::error(400, "Malformed command"))),
+        };
+        let local = fwd.faces.get(ingress).is_some_and(|f| f.local);
+        let Some(params) = req.params else {
+            return self.dataset(&interest.name, &req.module, &req.verb, now_ms, fwd, rib, io);
+        };
+        if req.scope == MgmtScope::Localhop && !local {
+            return Some(reply(&interest.name, ControlResponse::error(403, "Commands are accepted only from local faces")));
+        }
+        let resp = match (req.module.as_str(), req.verb.as_str()) {
+            ("rib", "register") => rib_register(params, ingress, now_ms, fwd, rib),
+            ("rib", "unregister") => rib_unregister(params, ingress, fwd, rib),
+            ("faces", "create") => face_create(params, fwd, io),
+            ("faces", "destroy") => face_destroy(params, fwd, rib, io),
+            ("faces", "update") => face_update(params, ingress, fwd),
+            ("fib", "add-nexthop") => fib_add_nexthop(params, ingress, fwd),
+            ("fib", "remove-nexthop") => fib_remove_nexthop(params, ingress, fwd),
+            ("strategy-choice", "set") => strategy_set(params, fwd),
+            ("strategy-choice", "unset") => strategy_unset(params, fwd),
+            ("cs", "config") => cs_config(params, fwd),
+            ("cs", "erase") => cs_erase(params, fwd),
+            _ => ControlResponse::error(501, "Unsupported command"),
+        };
+        tracing::debug!(module = %req.module, verb = %req.verb, code = resp.status_code, "management command");
+        Some(reply(&interest.name, resp))
+    }
+
+    /// Serves a status dataset: a new version for a bare dataset name, or a later
+    /// segment of a version produced earlier.
+    #[allow(clippy::too_many_arguments)]
+    fn dataset(&mut self, name: &Name, module: &str, verb: &str, now_ms: u64, fwd: &Forwarder, rib: &Rib, io: &Io) -> Option<Bytes> {
+        let base_len = 4;
+        if name.len() > base_len {
+            let versioned = name.prefix(base_len + 1);
+            let seg = name.segment().unwrap_or(0) as usize;
+            let (_, segments) = self.datasets.iter().find(|(n, _)| *n == versioned)?;
+            return segments.get(seg).cloned();
+        }
+        let content = match (module, verb) {
+            ("status", "general") => {
+                let mut v = Vec::new();
+                self.general_status(fwd).encode_value(&mut v);
+                v
+            }
+            ("faces", "list") => encode_list(&face_list(fwd, io)),
+            ("fib", "list") => encode_list(&fib_list(fwd)),
+            ("rib", "list") => encode_list(&rib_list(rib, now_ms)),
+            ("cs", "info") => {
+                let mut v = Vec::new();
+                cs_info(fwd).encode_value(&mut v);
+                v
+            }
+            ("strategy-choice", "list") => encode_list(&strategy_list(fwd)),
+            _ => return Some(reply(name, ControlResponse::error(501, "Unsupported dataset"))),
+        };
+        let version = unix_ms().max(self.last_version + 1);
+        self.last_version = version;
+        let versioned = name.append_number(VERSION_COMPONENT, version);
+        let chunks: Vec<&[u8]> = if content.is_empty() { vec![&[][..]] } else { content.chunks(SEGMENT_SIZE).collect() };
+        let last = chunks.len() as u64 - 1;
+        let segments: Vec<Bytes> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                DataBuilder::new(versioned.append_number(SEGMENT_COMPONENT, i as u64))
+                    .freshness_ms(REPLY_FRESHNESS_MS)
+                    .final_segment(last)
+                    .build(c)
+            })
+            .collect();
+        let first = segments[0].clone();
+        if self.datasets.len() >= DATASET_CACHE {
+            self.datasets.pop_front();
+        }
+        self.datasets.push_back((versioned, segments));
+        Some(first)
+    }
+
+    fn general_status(&self, fwd: &Forwarder) -> ForwarderStatus {
+        let c = &fwd.counters;
+        ForwarderStatus {
+            nfd_version: format!("trajan-{}", env!("CARGO_PKG_VERSION")),
+            start_timestamp: self.start_unix_ms,
+            current_timestamp: unix_ms(),
+            n_name_tree_entries: 0,
+            n_fib_entries: fwd.fib.len() as u64,
+            n_pit_entries: fwd.pit.len() as u64,
+            n_measurements_entries: 0,
+            n_cs_entries: fwd.cs.len() as u64,
+            n_in_interests: c.in_interests,
+            n_in_data: c.in_data,
+            n_in_nacks: c.in_nacks,
+            n_out_interests: c.out_interests,
+            n_out_data: c.out_data,
+            n_out_nacks: c.out_nacks,
+            n_satisfied_interests: c.satisfied_interests,
+            n_unsatisfied_interests: c.unsatisfied_interests,
+        }
+    }
+}
+
+/// A command reply: Data named as the Interest, carrying the ControlResponse.
+fn reply(name: &Name, resp: ControlResponse) -> Bytes {
+    DataBuilder::new(name.clone()).freshness_ms(REPLY_FRESHNESS_MS).build(&resp.encode())
+}
+
+fn bad(text: &str) -> ControlResponse {
+    ControlResponse::error(400, text)
+}
+
+/// The face a command names: FaceId, or the requester's own face when 0 or absent.
+fn target_face(params: &ControlParameters, ingress: u32) -> u32 {
+    match params.face_id {
+        None | Some(0) => ingress,
+        Some(id) => id.min(u32::MAX as u64) as u32,
+    }
+}
+
+fn rib_register(p: ControlParameters, ingress: u32, now_ms: u64, fwd: &mut Forwarder, rib: &mut Rib) -> ControlResponse {
+    let Some(name) = p.name.clone() else { return bad("Name is required") };
+    let face = target_face(&p, ingress);
+    if face == INTERNAL_FACE || fwd.faces.get(face).is_none() {
+        return ControlResponse::error(410, "Face not found");
+    }
+    let route = Route {
+        face,
+        origin: p.origin.unwrap_or(0),
+        cost: p.cost.unwrap_or(0),
+        flags: p.flags.unwrap_or(1),
+        expires_ms: p.expiration_period.map(|e| now_ms.saturating_add(e)),
+    };
+    let body = ControlParameters {
+        name: Some(name.clone()),
+        face_id: Some(face as u64),
+        origin: Some(route.origin),
+        cost: Some(route.cost),
+        flags: Some(route.flags),
+        expiration_period: p.expiration_period,
+        ..Default::default()
+    };
+    rib.register(&mut fwd.fib, &name, route);
+    ControlResponse::ok(body)
+}
+
+fn rib_unregister(p: ControlParameters, ingress: u32, fwd: &mut Forwarder, rib: &mut Rib) -> ControlResponse {
+    let Some(name) = p.name.clone() else { return bad("Name is required") };
+    let face = target_face(&p, ingress);
+    let origin = p.origin.unwrap_or(0);
+    rib.unregister(&mut fwd.fib, &name, face, origin);
+    ControlResponse::ok(ControlParameters { name: Some(name), face_id: Some(face as u64), origin: Some(origin), ..Default::default() })
+}
+
+fn face_create(p: ControlParameters, fwd: &mut Forwarder, io: &mut Io) -> ControlResponse {
+    let Some(uri) = p.uri.clone() else { return bad("Uri is required") };
+    let persistency = match p.face_persistency.map_or(Some(Persistency::Persistent), Persistency::from_code) {
+        Some(Persistency::OnDemand) | None => return bad("FacePersistency must be persistent or permanent"),
+        Some(p) => p,
+    };
+    let existed = io.faces().find(|f| f.remote_uri == uri).map(|f| f.id);
+    match io.create_face(&uri, persistency) {
+        Ok(info) => {
+            let meta = trajan_engine::FaceMeta { local: info.local_scope, point_to_point: true, ..Default::default() };
+            if fwd.faces.get(info.id).is_none() {
+                fwd.add_face(info.id, meta);
+            }
+            let body = ControlParameters {
+                face_id: Some(info.id as u64),
+                uri: Some(info.remote_uri.clone()),
+                local_uri: Some(info.local_uri.clone()),
+                face_persistency: Some(info.persistency.code()),
+                flags: Some(0),
+                mtu: info.mtu.map(|m| m as u64),
+                ..Default::default()
+            };
+            if existed.is_some() {
+                ControlResponse { status_code: 409, status_text: "Face with remote URI already exists".into(), body: Some(body) }
+            } else {
+                ControlResponse::ok(body)
+            }
+        }
+        Err(e) => ControlResponse::error(406, format!("Cannot create face: {e}")),
+    }
+}
+
+fn face_destroy(p: ControlParameters, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io) -> ControlResponse {
+    let Some(id) = p.face_id else { return bad("FaceId is required") };
+    let id = id.min(u32::MAX as u64) as u32;
+    if id != INTERNAL_FACE && io.destroy_face(id) {
+        rib.remove_face(&mut fwd.fib, id);
+        fwd.remove_face(id);
+    }
+    ControlResponse::ok(ControlParameters { face_id: Some(id as u64), ..Default::default() })
+}
+
+/// `faces/update`: only the LocalFieldsEnabled flag (bit 0) is meaningful here.
+fn face_update(p: ControlParameters, ingress: u32, fwd: &mut Forwarder) -> ControlResponse {
+    let face = target_face(&p, ingress);
+    let Some(meta) = fwd.faces.get_mut(face) else { return ControlResponse::error(404, "Face not found") };
+    if let (Some(flags), Some(mask)) = (p.flags, p.mask) {
+        if mask & 1 == 1 {
+            if flags & 1 == 1 && !meta.local {
+                return ControlResponse::error(409, "LocalFieldsEnabled requires a local face");
+            }
+            meta.local_fields = flags & 1 == 1;
+        }
+    }
+    let flags = meta.local_fields as u64;
+    ControlResponse::ok(ControlParameters { face_id: Some(face as u64), flags: Some(flags), ..Default::default() })
+}
+
+fn fib_add_nexthop(p: ControlParameters, ingress: u32, fwd: &mut Forwarder) -> ControlResponse {
+    let Some(name) = p.name.clone() else { return bad("Name is required") };
+    let face = target_face(&p, ingress);
+    if fwd.faces.get(face).is_none() {
+        return ControlResponse::error(410, "Face not found");
+    }
+    let cost = p.cost.unwrap_or(0);
+    fwd.fib.add_nexthop(&name, face, cost);
+    ControlResponse::ok(ControlParameters { name: Some(name), face_id: Some(face as u64), cost: Some(cost), ..Default::default() })
+}
+
+fn fib_remove_nexthop(p: ControlParameters, ingress: u32, fwd: &mut Forwarder) -> ControlResponse {
+    let Some(name) = p.name.clone() else { return bad("Name is required") };
+    let face = target_face(&p, ingress);
+    fwd.fib.remove_nexthop(&name, face);
+    ControlResponse::ok(ControlParameters { name: Some(name), face_id: Some(face as u64), ..Default::default() })
+}
+
+fn strategy_set(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
+    let (Some(name), Some(strategy)) = (p.name.clone(), p.strategy.clone()) else { return bad("Name and Strategy are required") };
+    let Some(kind) = StrategyKind::from_name(&strategy.name) else { return ControlResponse::error(404, "Strategy not found") };
+    fwd.strategies.insert(&name, kind);
+    ControlResponse::ok(ControlParameters { name: Some(name), strategy: Some(strategy), ..Default::default() })
+}
+
+fn strategy_unset(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
+    let Some(name) = p.name.clone() else { return bad("Name is required") };
+    if name.is_empty() {
+        return bad("The root strategy cannot be unset");
+    }
+    fwd.strategies.remove(&name);
+    ControlResponse::ok(ControlParameters { name: Some(name), ..Default::default() })
+}
+
+fn cs_config(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
+    if let Some(c) = p.capacity {
+        fwd.cs.set_capacity(c.min(usize::MAX as u64) as usize);
+    }
+    ControlResponse::ok(ControlParameters { capacity: Some(fwd.cs.capacity() as u64), flags: Some(3), ..Default::default() })
+}
+
+fn cs_erase(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
+    let Some(name) = p.name.clone() else { return bad("Name is required") };
+    let limit = p.count.map_or(usize::MAX, |c| c.min(usize::MAX as u64) as usize);
+    let erased = fwd.cs.erase_prefix(&name, limit);
+    ControlResponse::ok(ControlParameters { name: Some(name), count: Some(erased as u64), ..Default::default() })
+}
+
+fn face_list(fwd: &Forwarder, io: &Io) -> Vec<FaceStatus> {
+    let mut list: Vec<FaceStatus> = io
+        .faces()
+        .map(|info| {
+            let c = fwd.faces.get(info.id).map(|m| m.counters.clone()).unwrap_or_default();
+            let bytes = io.counters(info.id).cloned().unwrap_or_default();
+            FaceStatus {
+                face_id: info.id as u64,
+                uri: info.remote_uri.clone(),
+                local_uri: info.local_uri.clone(),
+                face_scope: info.local_scope as u64,
+                face_persistency: info.persistency.code(),
+                link_type: 0,
+                mtu: info.mtu.map(|m| m as u64),
+                n_in_interests: c.in_interests,
+                n_in_data: c.in_data,
+                n_in_nacks: c.in_nacks,
+                n_out_interests: c.out_interests,
+                n_out_data: c.out_data,
+                n_out_nacks: c.out_nacks,
+                n_in_bytes: bytes.in_bytes,
+                n_out_bytes: bytes.out_bytes,
+                flags: fwd.faces.get(info.id).is_some_and(|m| m.local_fields) as u64,
+                ..Default::default()
+            }
+        })
+        .collect();
+    list.sort_by_key(|f| f.face_id);
+    list
+}
+
+fn fib_list(fwd: &Forwarder) -> Vec<FibEntry> {
+    let mut list: Vec<FibEntry> = fwd
+        .fib
+        .iter()
+        .map(|(name, e)| FibEntry {
+            name: name.clone(),
+            next_hops: e.nexthops.iter().map(|nh| NextHopRecord { face_id: nh.face as u64, cost: nh.cost }).collect(),
+        })
+        .collect();
+    list.sort_by(|a, b| a.name.to_string().cmp(&b.name.to_string()));
+    list
+}
+
+fn rib_list(rib: &Rib, now_ms: u64) -> Vec<RibEntry> {
+    let mut list: Vec<RibEntry> = rib
+        .iter()
+        .map(|(name, routes)| RibEntry {
+            name: name.clone(),
+            routes: routes
+                .map(|r| RouteRecord {
+                    face_id: r.face as u64,
+                    origin: r.origin,
+                    cost: r.cost,
+                    flags: r.flags,
+                    expiration_period: r.expires_ms.map(|t| t.saturating_sub(now_ms)),
+                })
+                .collect(),
+        })
+        .collect();
+    list.sort_by(|a, b| a.name.to_string().cmp(&b.name.to_string()));
+    list
+}
+
+fn cs_info(fwd: &Forwarder) -> CsInfo {
+    CsInfo {
+        capacity: fwd.cs.capacity() as u64,
+        flags: 3,
+        n_cs_entries: fwd.cs.len() as u64,
+        n_hits: fwd.cs.hits(),
+        n_misses: fwd.cs.misses(),
+    }
+}
+
+fn strategy_list(fwd: &Forwarder) -> Vec<StrategyChoice> {
+    fwd.strategies
+        .iter()
+        .map(|(name, kind)| StrategyChoice {
+            name: name.clone(),
+            strategy: Strategy { name: kind.name().parse().expect("static strategy names parse") },
+        })
+        .collect()
+}

@@ -1,0 +1,187 @@
+//! The routing information base: routes as applications and operators register them
+//! (per prefix, per face, per origin), from which the FIB is derived. Keeping the two
+//! apart lets several origins (an app's registration, a static route) coexist on one
+//! prefix and face, with the FIB showing the cheapest.
+//!
+//! Route flags (ChildInherit, Capture) are stored and reported but do not change FIB
+//! derivation: each registered prefix becomes one FIB entry, which the FIB's
+//! longest-prefix match already makes inherited by longer names.
+
+use std::collections::HashMap;
+
+use trajan_tables::{Fib, FaceId, TimerId, TimerWheel};
+use trajan_wire::Name;
+
+/// One route of a RIB entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub face: FaceId,
+    pub origin: u64,
+    pub cost: u64,
+    pub flags: u64,
+    /// When the route expires (ms on the daemon's clock), if it does.
+    pub expires_ms: Option<u64>,
+}
+
+/// Origin of routes from the configuration file (NFD's "static").
+pub const ORIGIN_STATIC: u64 = 255;
+/// Origin of routes registered by applications (NFD's "app").
+pub const ORIGIN_APP: u64 = 0;
+
+/// Route key in the expiry timer.
+type RouteKey = (Name, FaceId, u64);
+
+/// The RIB.
+pub struct Rib {
+    entries: HashMap<Name, Vec<(Route, Option<TimerId>)>>,
+    timers: TimerWheel<RouteKey>,
+    fired: Vec<RouteKey>,
+}
+
+impl Rib {
+    /// An empty RIB.
+    pub fn new(now_ms: u64) -> Self {
+        Rib { entries: HashMap::new(), timers: TimerWheel::new(now_ms), fired: Vec::new() }
+    }
+
+    /// Adds or updates the route (prefix, face, origin) and refreshes the FIB entry.
+    pub fn register(&mut self, fib: &mut Fib, prefix: &Name, route: Route) {
+        let routes = self.entries.entry(prefix.clone()).or_default();
+        let timer = route.expires_ms.map(|t| self.timers.schedule(t, (prefix.clone(), route.face, route.origin)));
+        if let Some(slot) = routes.iter_mut().find(|(r, _)| r.face == route.face && r.origin == route.origin) {
+            if let Some(old) = slot.1.take() {
+                self.timers.cancel(old);
+            }
+            *slot = (route, timer);
+        } else {
+            routes.push((route, timer));
+        }
+        self.sync(fib, prefix);
+    }
+
+    /// Removes the route (prefix, face, origin); returns whether it existed.
+    pub fn unregister(&mut self, fib: &mut Fib, prefix: &Name, face: FaceId, origin: u64) -> bool {
+        let Some(routes) = self.entries.get_mut(prefix) else { return false };
+        let before = routes.len();
+        routes.retain(|(r, t)| {
+            let hit = r.face == face && r.origin == origin;
+            if hit {
+                if let Some(t) = t {
+                    self.timers.cancel(*t);
+                }
+            }
+            !hit
+        });
+        let removed = routes.len() != before;
+        self.sync(fib, prefix);
+        removed
+    }
+
+    /// Removes every route through a face that went away.
+    pub fn remove_face(&mut self, fib: &mut Fib, face: FaceId) {
+        let prefixes: Vec<Name> =
+            self.entries.iter().filter(|(_, rs)| rs.iter().any(|(r, _)| r.face == face)).map(|(p, _)| p.clone()).collect();
+        for p in prefixes {
+            if let Some(routes) = self.entries.get_mut(&p) {
+                routes.retain(|(r, t)| {
+                    if r.face == face {
+                        if let Some(t) = t {
+                            self.timers.cancel(*t);
+                        }
+                    }
+                    r.face != face
+                });
+            }
+            self.sync(fib, &p);
+        }
+    }
+
+    /// Drops routes whose ExpirationPeriod ran out.
+    pub fn expire(&mut self, fib: &mut Fib, now_ms: u64) {
+        let mut fired = std::mem::take(&mut self.fired);
+        self.timers.advance(now_ms, &mut fired);
+        for (prefix, face, origin) in fired.drain(..) {
+            if let Some(routes) = self.entries.get_mut(&prefix) {
+                routes.retain(|(r, _)| !(r.face == face && r.origin == origin && r.expires_ms.is_some_and(|t| t <= now_ms)));
+            }
+            self.sync(fib, &prefix);
+        }
+        self.fired = fired;
+    }
+
+    /// When the next route expires, for the I/O loop's poll timeout.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.timers.next_deadline()
+    }
+
+    /// Every (prefix, routes) pair, for `rib/list`.
+    pub fn iter(&self) -> impl Iterator<Item = (&Name, impl Iterator<Item = &Route>)> {
+        self.entries.iter().map(|(p, rs)| (p, rs.iter().map(|(r, _)| r)))
+    }
+
+    /// Rebuilds the FIB entry of `prefix` from its routes: the cheapest cost per face.
+    fn sync(&mut self, fib: &mut Fib, prefix: &Name) {
+        let routes = self.entries.get(prefix).map(|v| v.as_slice()).unwrap_or(&[]);
+        let mut best: Vec<(FaceId, u64)> = Vec::new();
+        for (r, _) in routes {
+            match best.iter_mut().find(|(f, _)| *f == r.face) {
+                Some(b) => b.1 = b.1.min(r.cost),
+                None => best.push((r.face, r.cost)),
+            }
+        }
+        let stale: Vec<FaceId> = fib
+            .lpm(prefix)
+            .filter(|(p, _)| *p == prefix)
+            .map(|(_, e)| e.nexthops.iter().map(|nh| nh.face).filter(|f| !best.iter().any(|(b, _)| b == f)).collect())
+            .unwrap_or_default();
+        for f in stale {
+            fib.remove_nexthop(prefix, f);
+        }
+        for (face, cost) in best {
+            fib.add_nexthop(prefix, face, cost);
+        }
+        if routes.is_empty() {
+            self.entries.remove(prefix);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(face: FaceId, origin: u64, cost: u64) -> Route {
+        Route { face, origin, cost, flags: 1, expires_ms: None }
+    }
+
+    #[test]
+    fn fib_follows_cheapest_route_per_face() {
+        let mut fib = Fib::new();
+        let mut rib = Rib::new(0);
+        let p: Name = "/a".parse().unwrap();
+        rib.register(&mut fib, &p, route(300, ORIGIN_APP, 10));
+        rib.register(&mut fib, &p, route(300, ORIGIN_STATIC, 5));
+        rib.register(&mut fib, &p, route(301, ORIGIN_APP, 1));
+        let (_, e) = fib.lpm(&p).unwrap();
+        assert_eq!(e.nexthops.iter().map(|n| (n.face, n.cost)).collect::<Vec<_>>(), vec![(301, 1), (300, 5)]);
+        assert!(rib.unregister(&mut fib, &p, 300, ORIGIN_STATIC));
+        let (_, e) = fib.lpm(&p).unwrap();
+        assert_eq!(e.nexthops.iter().map(|n| (n.face, n.cost)).collect::<Vec<_>>(), vec![(301, 1), (300, 10)]);
+        rib.remove_face(&mut fib, 300);
+        rib.remove_face(&mut fib, 301);
+        assert!(fib.lpm(&p).is_none());
+        assert_eq!(rib.iter().count(), 0);
+    }
+
+    #[test]
+    fn routes_expire_by_timer() {
+        let mut fib = Fib::new();
+        let mut rib = Rib::new(0);
+        let p: Name = "/e".parse().unwrap();
+        rib.register(&mut fib, &p, Route { expires_ms: Some(100), ..route(400, 0, 0) });
+        rib.expire(&mut fib, 50);
+        assert!(fib.lpm(&p).is_some());
+        rib.expire(&mut fib, 150);
+        assert!(fib.lpm(&p).is_none());
+    }
+}

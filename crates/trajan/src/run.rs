@@ -1,0 +1,62 @@
+//! `trajan run`: load the configuration, open the faces, forward until a signal.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use trajan_router::{Config, Daemon};
+
+/// Options shared by `run` and `demo`.
+#[derive(clap::Args, Default, Clone)]
+pub struct RunArgs {
+    /// Configuration file (TOML). Keys left out take the embedded defaults (`trajan default-config`).
+    #[arg(long, short)]
+    pub config: Option<PathBuf>,
+    /// Unix socket path for local applications (overrides faces.unix_path; "" disables it).
+    #[arg(long)]
+    pub unix: Option<PathBuf>,
+    /// UDP listen address (repeatable; overrides faces.udp_listen).
+    #[arg(long)]
+    pub udp: Vec<SocketAddr>,
+    /// TCP listen address (repeatable; overrides faces.tcp_listen).
+    #[arg(long)]
+    pub tcp: Vec<SocketAddr>,
+}
+
+impl RunArgs {
+    /// The configuration these options select.
+    pub fn load(&self) -> anyhow::Result<Config> {
+        let mut cfg = match &self.config {
+            Some(p) => Config::load(p)?,
+            None => Config::default_config(),
+        };
+        if let Some(u) = &self.unix {
+            cfg.faces.unix_path = u.clone();
+        }
+        if !self.udp.is_empty() {
+            cfg.faces.udp_listen = self.udp.clone();
+        }
+        if !self.tcp.is_empty() {
+            cfg.faces.tcp_listen = self.tcp.clone();
+        }
+        Ok(cfg)
+    }
+}
+
+/// Starts the daemon described by `cfg` and prints where it listens.
+pub fn start(cfg: &Config) -> anyhow::Result<Daemon> {
+    trajan_router::logging::init(&cfg.log);
+    let d = Daemon::new(cfg).context("starting the router")?;
+    let (udp, tcp) = d.io.local_addrs();
+    tracing::info!(?udp, ?tcp, unix = %cfg.faces.unix_path.display(), "trajan is forwarding");
+    Ok(d)
+}
+
+/// `trajan run`.
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let cfg = args.load()?;
+    let mut d = start(&cfg)?;
+    let stop = trajan_router::stop_on_signals()?;
+    d.run(&stop)?;
+    Ok(())
+}

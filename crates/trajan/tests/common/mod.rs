@@ -1,0 +1,185 @@
+//! Shared helpers for the end-to-end tests: start the real `trajan` binary on
+//! loopback in a temporary directory and run its tools against it. Every wait is
+//! bounded; every address is loopback.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub fn trajan() -> &'static str {
+    env!("CARGO_BIN_EXE_trajan")
+}
+
+/// A free loopback port for both UDP and TCP (bound, then released).
+pub fn free_port() -> u16 {
+    loop {
+        let t = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = t.local_addr().unwrap().port();
+        if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// A running daemon, killed on drop.
+pub struct Router {
+    pub child: Option<Child>,
+    pub dir: tempfile::TempDir,
+    pub sock: PathBuf,
+    pub port: u16,
+}
+
+impl Router {
+    /// Starts `trajan run` with its own Unix socket and a free UDP/TCP port.
+    pub fn start() -> Router {
+        Router::start_with(&[])
+    }
+
+    /// Starts `trajan run` with extra arguments.
+    pub fn start_with(extra: &[&str]) -> Router {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("nfd.sock");
+        let port = free_port();
+        let log = std::fs::File::create(dir.path().join("trajan.log")).unwrap();
+        let addr = format!("127.0.0.1:{port}");
+        let child = Command::new(trajan())
+            .args(["run", "--unix"])
+            .arg(&sock)
+            .args(["--udp", &addr, "--tcp", &addr])
+            .args(extra)
+            .env("RUST_LOG", "debug")
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let r = Router { child: Some(child), dir, sock, port };
+        r.wait_ready();
+        r
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if UnixStream::connect(&self.sock).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("router did not start; log:\n{}", self.log());
+    }
+
+    /// The router's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("trajan.log")).unwrap_or_default()
+    }
+
+    /// `unix://...` for `--transport`.
+    pub fn transport(&self) -> String {
+        format!("unix://{}", self.sock.display())
+    }
+
+    /// Runs a `trajan` tool against this router and waits (bounded) for it.
+    pub fn tool(&self, args: &[&str]) -> Output {
+        run_bounded(Command::new(trajan()).args(args).arg("--transport").arg(self.transport()), Duration::from_secs(60))
+    }
+
+    /// Starts a long-running tool (a producer) against this router.
+    pub fn spawn_tool(&self, args: &[&str]) -> Child {
+        Command::new(trajan())
+            .args(args)
+            .arg("--transport")
+            .arg(self.transport())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Sends SIGTERM and waits (bounded) for a clean exit; returns the exit status success.
+    pub fn stop(&mut self) -> bool {
+        let Some(mut child) = self.child.take() else { return false };
+        unsafe_free_sigterm(child.id());
+        wait_bounded(&mut child, Duration::from_secs(10)).is_some_and(|s| s.success())
+    }
+}
+
+impl Drop for Router {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Sends SIGTERM through the `kill` command, keeping the tests free of `unsafe`.
+pub fn unsafe_free_sigterm(pid: u32) {
+    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+}
+
+/// Waits at most `limit` for a child.
+pub fn wait_bounded(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait().ok()
+}
+
+/// Runs a command with a time limit, capturing its output.
+pub fn run_bounded(cmd: &mut Command, limit: Duration) -> Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + limit;
+    loop {
+        if child.try_wait().unwrap().is_some() || Instant::now() >= deadline {
+            let _ = child.kill();
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits (bounded) until a producer prints its READY line.
+pub fn wait_ready_line(child: &mut Child) {
+    use std::io::{BufRead, BufReader};
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if line.starts_with("READY") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(20)).expect("producer did not become ready");
+}
+
+/// A file of `len` pseudo-random bytes in `dir`.
+pub fn random_file(dir: &Path, len: usize, seed: u64) -> PathBuf {
+    let mut x = seed | 1;
+    let bytes: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let p = dir.join(format!("file-{seed}.bin"));
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// Output as text, for assertions and failure messages.
+pub fn text(o: &Output) -> String {
+    format!("status {:?}\nstdout:\n{}\nstderr:\n{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}

@@ -1,0 +1,189 @@
+//! End-to-end: the real daemon on loopback, driven by Trajan's own tools.
+
+mod common;
+
+use std::io::Write;
+use std::net::{TcpStream, UdpSocket};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use common::*;
+
+#[test]
+fn put_then_get_through_the_router() {
+    let r = Router::start();
+    let file = random_file(r.dir.path(), 300_000, 1);
+    let mut producer = r.spawn_tool(&["put", "/e2e/file", file.to_str().unwrap()]);
+    wait_ready_line(&mut producer);
+    let out_path = r.dir.path().join("fetched.bin");
+    let o = r.tool(&["get", "/e2e/file", "-o", out_path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\nrouter log:\n{}", text(&o), r.log());
+    assert_eq!(std::fs::read(&out_path).unwrap(), std::fs::read(&file).unwrap());
+    let _ = producer.kill();
+}
+
+#[test]
+fn ping_and_ping_server() {
+    let r = Router::start();
+    let mut server = r.spawn_tool(&["ping", "--serve", "/e2e/pinger"]);
+    wait_ready_line(&mut server);
+    let o = r.tool(&["ping", "/e2e/pinger", "-c", "3", "-i", "50"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("3 received") || s.contains("received 3") || s.matches("time=").count() == 3, "{s}");
+    let _ = server.kill();
+}
+
+#[test]
+fn no_route_is_reported() {
+    let r = Router::start();
+    let o = r.tool(&["get", "/nobody/home", "--retries", "0", "--timeout", "1000"]);
+    assert!(!o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn routes_faces_and_status_via_management() {
+    let r = Router::start();
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let peer_uri = format!("udp4://{}", peer.local_addr().unwrap());
+
+    let o = r.tool(&["face", "create", &peer_uri]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = r.tool(&["face", "list"]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains(&peer_uri), "{}", text(&o));
+
+    let o = r.tool(&["route", "add", "/e2e/routed", &peer_uri, "--cost", "7"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = r.tool(&["route", "list"]);
+    let listing = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success() && listing.contains("/e2e/routed"), "{}", text(&o));
+
+    // An Interest for the prefix now goes out to the peer's socket.
+    let mut consumer = r.spawn_tool(&["get", "/e2e/routed/x", "--retries", "0", "--timeout", "3000"]);
+    peer.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = [0u8; 9000];
+    let (n, _) = peer.recv_from(&mut buf).expect("the routed Interest reaches the peer");
+    assert!(n > 0 && (buf[0] == 0x05 || buf[0] == 0x64));
+    let _ = consumer.kill();
+
+    let o = r.tool(&["route", "remove", "/e2e/routed", &peer_uri]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = r.tool(&["route", "list"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("/e2e/routed"), "{}", text(&o));
+
+    let o = r.tool(&["face", "destroy", &peer_uri]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = r.tool(&["face", "list"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(&peer_uri), "{}", text(&o));
+
+    let o = r.tool(&["status"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).to_lowercase().contains("trajan"), "{}", text(&o));
+}
+
+#[test]
+fn two_router_chain_with_content_store_hit() {
+    let a = Router::start();
+    let b = Router::start();
+    let file = random_file(a.dir.path(), 50_000, 2);
+    let mut producer = b.spawn_tool(&["put", "/chain/obj", file.to_str().unwrap(), "--freshness", "60000"]);
+    wait_ready_line(&mut producer);
+    let b_uri = format!("udp4://127.0.0.1:{}", b.port);
+    let o = a.tool(&["face", "create", &b_uri]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = a.tool(&["route", "add", "/chain", &b_uri]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    let first = a.dir.path().join("first.bin");
+    let o = a.tool(&["get", "/chain/obj", "-o", first.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\nA:\n{}\nB:\n{}", text(&o), a.log(), b.log());
+    assert_eq!(std::fs::read(&first).unwrap(), std::fs::read(&file).unwrap());
+
+    // Take the producer and router B away: the second fetch can only come from A's CS.
+    let _ = producer.kill();
+    let mut b = b;
+    assert!(b.stop());
+    let second = a.dir.path().join("second.bin");
+    let o = a.tool(&["get", "/chain/obj", "-o", second.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\nA:\n{}", text(&o), a.log());
+    assert_eq!(std::fs::read(&second).unwrap(), std::fs::read(&file).unwrap());
+    let o = a.tool(&["status"]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// Hostile packets of every kind on every face type; afterwards the router still forwards.
+#[test]
+fn malformed_barrage_then_normal_fetch() {
+    let r = Router::start();
+    let mut garbage: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0x05],
+        vec![0x05, 0xff],
+        vec![0x05, 0xfe, 0xff, 0xff, 0xff, 0xff],
+        vec![0x06, 0x03, 0x07, 0x01, 0x08],
+        vec![0x05, 0x04, 0x07, 0x00, 0x0f, 0x00],
+        vec![0x64, 0x05, 0xfd, 0x03, 0x55, 0x01, 0x00],
+        vec![0x64, 0x04, 0x50, 0x02, 0x05, 0x00],
+        vec![0x05, 0x06, 0x07, 0x04, 0x08, 0x05, 0x61, 0x62],
+        vec![0xff; 64],
+        vec![0x00; 64],
+    ];
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    for len in [1usize, 7, 100, 1500, 8000, 9000] {
+        let v: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        garbage.push(v);
+    }
+    let mut oversize = vec![0x05, 0xfd, 0x27, 0x10];
+    oversize.resize(10_004, 0x08);
+    garbage.push(oversize);
+
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for round in 0..20 {
+        for g in &garbage {
+            let _ = udp.send_to(g, ("127.0.0.1", r.port));
+        }
+        if round % 5 == 0 {
+            for g in &garbage {
+                if let Ok(mut t) = TcpStream::connect(("127.0.0.1", r.port)) {
+                    let _ = t.write_all(g);
+                }
+                if let Ok(mut u) = UnixStream::connect(&r.sock) {
+                    let _ = u.write_all(g);
+                }
+            }
+        }
+    }
+    let file = random_file(r.dir.path(), 20_000, 3);
+    let mut producer = r.spawn_tool(&["put", "/after/barrage", file.to_str().unwrap()]);
+    wait_ready_line(&mut producer);
+    let out = r.dir.path().join("after.bin");
+    let o = r.tool(&["get", "/after/barrage", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", text(&o), r.log());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
+    let _ = producer.kill();
+}
+
+#[test]
+fn sigterm_shuts_down_cleanly() {
+    let mut r = Router::start();
+    assert!(r.stop(), "{}", r.log());
+    assert!(!r.sock.exists(), "the socket file is removed on shutdown");
+}
+
+#[test]
+fn bad_config_names_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(&cfg, "[tables]\ncs_capacity = 10\nno_such_key = 1\n").unwrap();
+    let o = run_bounded(std::process::Command::new(trajan()).args(["run", "--config"]).arg(&cfg), Duration::from_secs(20));
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("line 3") && err.contains("no_such_key"), "{err}");
+}

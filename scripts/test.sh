@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every Trajan test: the workspace's unit, property and end-to-end tests (the
+# real daemon on loopback), then interoperability with real third-party NDN software
+# (python-ndn, NDNts, ndnd), which it installs locally under .interop/ first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+# shellcheck disable=SC1091
+[ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+
+echo "== building (release) =="
+cargo build --release --locked -p trajan
+echo "== cargo test =="
+TRAJAN_BIN="$PWD/target/release/trajan" cargo test --workspace --locked
+echo "== interoperability (python-ndn, NDNts, ndnd) =="
+bash scripts/interop-setup.sh
+TRAJAN_BIN="$PWD/target/release/trajan" INTEROP_FORWARDER=trajan .interop/venv/bin/pytest tests/interop -q -p no:cacheprovider
