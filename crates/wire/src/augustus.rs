@@ -9,7 +9,7 @@
 //! | offset        | size | field                                                       |
 //! |---------------|------|-------------------------------------------------------------|
 //! | 0             | 2    | type: 0 = Interest, 1 = Data (2 = control, not accepted)    |
-//! | 2             | 2    | pkt_len: the whole ICN packet, header to end of payload     |
+//! | 2             | 2    | pkt_len: the ICN packet, header to end of payload (no IPv4) |
 //! | 4             | 1    | hop_limit                                                   |
 //! | 5             | 2    | flags (opaque, carried unchanged)                           |
 //! | 7             | 2    | hdr_len: bytes before the payload                           |
@@ -20,6 +20,12 @@
 //! | 15+N          | 2k   | k offsets: index in the name of the `/` opening component i |
 //! | 15+N+2k       | ...  | up to hdr_len: further 2+2 TLVs ("extensions"), kept raw    |
 //! | hdr_len       | ...  | up to pkt_len: payload (Data content)                       |
+//!
+//! The table's offsets count from the start of the ICN packet, which follows an IPv4
+//! header. [`Packet::decode_ipv4`] takes the whole datagram (what a raw IPv4 socket,
+//! an Ethernet or a DPDK face receives); [`Packet::decode`] the ICN packet alone (what
+//! a UDP tunnel carries, the encapsulation the Augustus paper suggests for spreading
+//! names over cores by port).
 //!
 //! The first 9 bytes are the fixed header; the name starts at byte 11. Component `i`
 //! spans from just after offset `i` to offset `i+1` (or the end of the name), so a
