@@ -216,3 +216,143 @@ impl Cs {
         self.ordered.remove(name);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::{data, interest, name};
+
+    fn get(cs: &mut Cs, uri: &str, cbp: bool, mbf: bool, now: u64) -> Option<String> {
+        cs.lookup(&interest(&name(uri), cbp, mbf), now).map(|d| d.name.to_string())
+    }
+
+    fn content(cs: &mut Cs, uri: &str, now: u64) -> Option<Vec<u8>> {
+        cs.lookup(&interest(&name(uri), false, false), now).map(|d| d.content.to_vec())
+    }
+
+    #[test]
+    fn exact_versus_can_be_prefix() {
+        let mut cs = Cs::new(10);
+        cs.insert(data("/a/b/c", None, b""), 0);
+        assert_eq!(get(&mut cs, "/a/b/c", false, false, 0).as_deref(), Some("/a/b/c"));
+        assert_eq!(get(&mut cs, "/a/b", false, false, 0), None, "a prefix needs CanBePrefix");
+        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"));
+        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/a/b/c"));
+        assert_eq!(get(&mut cs, "/a/b/c", true, false, 0).as_deref(), Some("/a/b/c"), "a name is its own prefix");
+        assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None);
+        assert_eq!(get(&mut cs, "/a/bb", true, false, 0), None);
+        cs.insert(data("/a/bc", None, b""), 0);
+        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"), "/a/bc is not under /a/b");
+        assert_eq!(get(&mut cs, "/a/9=b", true, false, 0), None, "component type matters");
+        assert_eq!((cs.hits(), cs.misses()), (5, 4));
+    }
+
+    #[test]
+    fn must_be_fresh_honours_freshness_period() {
+        let mut cs = Cs::new(10);
+        cs.insert(data("/absent", None, b""), 100);
+        cs.insert(data("/zero", Some(0), b""), 100);
+        cs.insert(data("/ten", Some(10), b""), 100);
+        for uri in ["/absent", "/zero"] {
+            assert_eq!(get(&mut cs, uri, false, true, 100), None, "{uri} is stale at once");
+            assert!(get(&mut cs, uri, false, false, 100).is_some(), "{uri} still serves Interests without MustBeFresh");
+        }
+        assert!(get(&mut cs, "/ten", false, true, 109).is_some());
+        assert_eq!(get(&mut cs, "/ten", false, true, 110), None, "expired");
+        assert!(get(&mut cs, "/ten", false, false, 110).is_some());
+        cs.insert(data("/ten", Some(10), b""), 200);
+        assert!(get(&mut cs, "/ten", false, true, 205).is_some(), "a newer copy refreshes it");
+    }
+
+    #[test]
+    fn can_be_prefix_with_must_be_fresh_skips_stale_data() {
+        let mut cs = Cs::new(10);
+        cs.insert(data("/p/1", None, b""), 0);
+        cs.insert(data("/p/2", Some(1000), b""), 0);
+        cs.insert(data("/p/3", None, b""), 0);
+        assert_eq!(get(&mut cs, "/p", true, true, 10).as_deref(), Some("/p/2"));
+        assert_eq!(get(&mut cs, "/p", true, false, 10).as_deref(), Some("/p/1"), "first in canonical order");
+        assert_eq!(get(&mut cs, "/p", true, true, 1000), None);
+    }
+
+    #[test]
+    fn implicit_digest_matches_the_full_name_only() {
+        let mut cs = Cs::new(10);
+        let d = data("/a/b", Some(1000), b"one");
+        let full = d.full_name();
+        let wrong = data("/a/b", Some(1000), b"two").full_name();
+        cs.insert(d, 0);
+        let hit = |cs: &mut Cs, n: &Name, cbp, mbf, now| cs.lookup(&interest(n, cbp, mbf), now).map(|d| d.content.to_vec());
+        assert_eq!(hit(&mut cs, &full, false, false, 0), Some(b"one".to_vec()));
+        assert_eq!(hit(&mut cs, &full, true, false, 0), Some(b"one".to_vec()));
+        assert_eq!(hit(&mut cs, &wrong, false, false, 0), None);
+        assert_eq!(hit(&mut cs, &wrong, true, false, 0), None);
+        assert_eq!(hit(&mut cs, &full, false, true, 1000), None, "MustBeFresh applies to digest matches too");
+        // Data whose own name ends in a digest component is found by that name.
+        let literal = data(&wrong.to_string(), None, b"lit");
+        cs.insert(literal, 0);
+        assert_eq!(hit(&mut cs, &wrong, false, false, 0), Some(b"lit".to_vec()));
+    }
+
+    #[test]
+    fn same_name_replaces() {
+        let mut cs = Cs::new(10);
+        cs.insert(data("/a", None, b"old"), 0);
+        cs.insert(data("/a", None, b"new"), 0);
+        assert_eq!(cs.len(), 1);
+        assert_eq!(content(&mut cs, "/a", 0), Some(b"new".to_vec()));
+        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/a"));
+    }
+
+    #[test]
+    fn evicts_least_recently_used() {
+        let mut cs = Cs::new(3);
+        for uri in ["/a", "/b", "/c"] {
+            cs.insert(data(uri, None, b""), 0);
+        }
+        assert!(content(&mut cs, "/a", 0).is_some()); // order now a, c, b
+        cs.insert(data("/b", None, b"again"), 0); // b, a, c
+        cs.insert(data("/d", None, b""), 0); // evicts c
+        assert_eq!(cs.len(), 3);
+        assert_eq!(content(&mut cs, "/c", 0), None);
+        assert!(["/a", "/b", "/d"].iter().all(|u| content(&mut cs, u, 0).is_some()));
+        assert_eq!(get(&mut cs, "/c", true, false, 0), None, "evicted from the prefix index too");
+        cs.set_capacity(1); // order d, b, a: keeps d
+        assert_eq!(cs.len(), 1);
+        assert!(content(&mut cs, "/d", 0).is_some());
+        assert_eq!(content(&mut cs, "/b", 0), None);
+        assert_eq!(cs.capacity(), 1);
+    }
+
+    #[test]
+    fn capacity_zero_caches_nothing() {
+        let mut cs = Cs::new(0);
+        cs.insert(data("/a", Some(1000), b""), 0);
+        assert!(cs.is_empty());
+        assert_eq!(get(&mut cs, "/a", false, false, 0), None);
+        assert_eq!(cs.misses(), 1);
+        let mut cs = Cs::new(2);
+        cs.insert(data("/a", None, b""), 0);
+        cs.set_capacity(0);
+        assert!(cs.is_empty());
+        cs.insert(data("/a", None, b""), 0);
+        assert!(cs.is_empty(), "set_capacity(0) disables caching");
+    }
+
+    #[test]
+    fn erase_prefix_up_to_limit() {
+        let mut cs = Cs::new(10);
+        for uri in ["/a/1", "/a/2", "/a/3", "/ab", "/b"] {
+            cs.insert(data(uri, None, b""), 0);
+        }
+        assert_eq!(cs.erase_prefix(&name("/a"), 2), 2);
+        assert_eq!(cs.len(), 3);
+        assert_eq!(cs.erase_prefix(&name("/a"), 10), 1);
+        assert_eq!(get(&mut cs, "/a", true, false, 0), None);
+        assert!(content(&mut cs, "/ab", 0).is_some(), "/ab is not under /a");
+        assert_eq!(cs.erase_prefix(&Name::root(), usize::MAX), 2);
+        assert!(cs.is_empty());
+        cs.insert(data("/c", None, b""), 0);
+        assert!(content(&mut cs, "/c", 0).is_some(), "the store still works after erasing");
+    }
+}

@@ -206,7 +206,7 @@ mod tests {
     fn arb_name(max: usize) -> impl Strategy<Value = Name> {
         // A small alphabet makes shared prefixes (and so interesting matches) common.
         proptest::collection::vec((prop_oneof![Just(8u32), Just(9u32)], prop_oneof![Just(&b"a"[..]), Just(&b"b"[..]), Just(&b"ab"[..])]), 0..max)
-            .prop_map(|cs| Name::from_components(cs))
+            .prop_map(Name::from_components)
     }
 
     proptest! {

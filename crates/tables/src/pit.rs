@@ -353,3 +353,189 @@ impl Pit {
         self.timers.next_deadline()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::{data, interest, name};
+
+    fn insert(pit: &mut Pit, uri: &str, cbp: bool, mbf: bool, now: u64) -> PitId {
+        let (id, new) = pit.find_or_insert(&interest(&name(uri), cbp, mbf), now).unwrap();
+        assert!(new, "{uri} cbp={cbp} mbf={mbf} is new");
+        id
+    }
+
+    fn matches(pit: &Pit, d: &Data) -> Vec<PitId> {
+        let mut out = SmallVec::new();
+        pit.matches_for_data(d, &mut out);
+        let mut v = out.into_vec();
+        v.sort_by_key(|id| id.0.idx);
+        v
+    }
+
+    fn sorted(mut ids: Vec<PitId>) -> Vec<PitId> {
+        ids.sort_by_key(|id| id.0.idx);
+        ids
+    }
+
+    #[test]
+    fn key_separates_selectors() {
+        let mut pit = Pit::new(10, 0);
+        let a = name("/a");
+        let ids: Vec<PitId> =
+            [(false, false), (true, false), (false, true), (true, true)].iter().map(|&(c, m)| insert(&mut pit, "/a", c, m, 0)).collect();
+        assert_eq!(pit.len(), 4);
+        for (i, &(c, m)) in [(false, false), (true, false), (false, true), (true, true)].iter().enumerate() {
+            assert_eq!(pit.find(&a, c, m), Some(ids[i]));
+            let e = pit.get(ids[i]).unwrap();
+            assert_eq!((e.can_be_prefix, e.must_be_fresh), (c, m));
+            assert_eq!(pit.find_or_insert(&interest(&a, c, m), 5), Ok((ids[i], false)), "same key aggregates");
+        }
+        assert_eq!(pit.find(&name("/a/b"), false, false), None);
+        assert_eq!(pit.find(&name("/"), true, false), None);
+        pit.remove(ids[1]).unwrap();
+        assert_eq!(pit.find(&a, true, false), None);
+        assert_eq!(pit.find(&a, false, false), Some(ids[0]), "siblings survive a removal");
+        assert_eq!(pit.find(&a, true, true), Some(ids[3]));
+    }
+
+    #[test]
+    fn capacity_bounds_entries() {
+        let mut pit = Pit::new(2, 0);
+        let a = insert(&mut pit, "/a", false, false, 0);
+        insert(&mut pit, "/b", false, false, 0);
+        assert_eq!(pit.find_or_insert(&interest(&name("/c"), false, false), 0), Err(PitFull));
+        assert!(pit.find_or_insert(&interest(&name("/a"), false, false), 0).is_ok(), "existing entries are still found when full");
+        pit.remove(a);
+        insert(&mut pit, "/c", false, false, 0);
+        assert_eq!(pit.len(), 2);
+        let mut none = Pit::new(0, 0);
+        assert_eq!(none.find_or_insert(&interest(&name("/a"), false, false), 0), Err(PitFull));
+    }
+
+    #[test]
+    fn stale_ids_miss() {
+        let mut pit = Pit::new(4, 0);
+        let a = insert(&mut pit, "/a", false, false, 0);
+        assert!(pit.remove(a).is_some());
+        assert!(pit.remove(a).is_none());
+        let b = insert(&mut pit, "/b", false, false, 0);
+        assert_ne!(a, b);
+        assert!(pit.get(a).is_none());
+        assert!(pit.get_mut(a).is_none());
+        assert_eq!(pit.get(b).unwrap().name, name("/b"));
+    }
+
+    #[test]
+    fn data_matches_exact_prefix_and_full_name() {
+        let mut pit = Pit::new(32, 0);
+        let d = data("/a/b/c", Some(1000), b"x");
+        let exact = insert(&mut pit, "/a/b/c", false, false, 0);
+        let exact_fresh = insert(&mut pit, "/a/b/c", false, true, 0);
+        let exact_cbp = insert(&mut pit, "/a/b/c", true, false, 0);
+        let prefix_cbp = insert(&mut pit, "/a/b", true, false, 0);
+        let prefix_cbp_fresh = insert(&mut pit, "/a/b", true, true, 0);
+        let root_cbp = insert(&mut pit, "/", true, false, 0);
+        insert(&mut pit, "/a/b", false, false, 0); // a prefix without CanBePrefix
+        insert(&mut pit, "/a/b/c/d", true, false, 0); // longer than the Data
+        insert(&mut pit, "/a/bc", true, false, 0); // not a component prefix
+        insert(&mut pit, "/a/b/9=c", false, false, 0); // typed component, same bytes
+        let full = pit.find_or_insert(&interest(&d.full_name(), false, false), 0).unwrap().0;
+        let other_digest = data("/a/b/c", Some(1000), b"y").full_name();
+        insert(&mut pit, &other_digest.to_string(), false, false, 0);
+        assert_eq!(matches(&pit, &d), sorted(vec![exact, exact_fresh, exact_cbp, prefix_cbp, prefix_cbp_fresh, root_cbp, full]));
+    }
+
+    #[test]
+    fn digest_and_prefix_probes_follow_the_entries_that_need_them() {
+        let mut pit = Pit::new(8, 0);
+        let d = data("/x/y", None, b"");
+        let full = pit.find_or_insert(&interest(&d.full_name(), false, false), 0).unwrap().0;
+        let prefix = insert(&mut pit, "/x", true, false, 0);
+        assert_eq!(matches(&pit, &d), sorted(vec![full, prefix]));
+        pit.remove(full);
+        pit.remove(prefix);
+        assert_eq!((pit.digest_entries, pit.prefix_entries), (0, 0));
+        let again = pit.find_or_insert(&interest(&d.full_name(), false, false), 0).unwrap().0;
+        assert_eq!(matches(&pit, &d), vec![again]);
+    }
+
+    #[test]
+    fn records_and_nonces() {
+        let mut pit = Pit::new(4, 0);
+        let id = insert(&mut pit, "/a", false, false, 0);
+        let e = pit.get_mut(id).unwrap();
+        e.upsert_in_record(1, 111, 4000, Some(Bytes::from_static(b"tok")));
+        e.upsert_in_record(2, 222, 3000, None);
+        assert_eq!(e.expiry_ms, 4000);
+        e.upsert_in_record(1, 112, 2000, None);
+        assert_eq!(e.in_records.len(), 2);
+        assert_eq!(e.in_record_mut(1).map(|r| (r.nonce, r.pit_token.clone())), Some((112, None)));
+        assert_eq!(e.expiry_ms, 3000, "expiry is the latest in-record's, which may move earlier");
+        e.upsert_out_record(7, 222, 10);
+        e.out_record_mut(7).unwrap().nack = Some(NackReason::Congestion);
+        e.upsert_out_record(7, 333, 20);
+        assert_eq!(e.out_records.len(), 1);
+        assert_eq!(e.out_records[0], OutRecord { face: 7, nonce: 333, sent_ms: 20, nack: None });
+        assert_eq!(e.has_nonce(112), Some((1, true)));
+        assert_eq!(e.has_nonce(222), Some((2, true)), "in-records are reported first");
+        assert_eq!(e.has_nonce(333), Some((7, false)));
+        assert_eq!(e.has_nonce(111), None);
+        assert_eq!(e.remove_in_record(2).map(|r| r.nonce), Some(222));
+        assert_eq!(e.expiry_ms, 2000);
+        assert!(e.remove_in_record(2).is_none());
+        assert!(e.in_record_mut(9).is_none());
+    }
+
+    fn expire(pit: &mut Pit, now: u64) -> Vec<Name> {
+        let mut out = Vec::new();
+        pit.expire(now, &mut out);
+        let mut names: Vec<Name> = out.into_iter().map(|e| e.name).collect();
+        names.sort_by(|a, b| a.value().cmp(b.value()));
+        names
+    }
+
+    #[test]
+    fn entries_expire_by_timer_at_their_lifetime() {
+        let mut pit = Pit::new(8, 1000);
+        let mut i = interest(&name("/a"), false, false);
+        i.lifetime_ms = Some(100);
+        pit.find_or_insert(&i, 1000).unwrap();
+        insert(&mut pit, "/b", false, false, 1000); // default lifetime 4000
+        assert_eq!(pit.get(pit.find(&name("/a"), false, false).unwrap()).unwrap().expiry_ms, 1100);
+        assert!(pit.next_deadline().is_some_and(|t| t <= 1100));
+        assert_eq!(expire(&mut pit, 1099), Vec::<Name>::new());
+        assert_eq!(expire(&mut pit, 1100), [name("/a")]);
+        assert_eq!(pit.find(&name("/a"), false, false), None);
+        assert_eq!(expire(&mut pit, 4999), Vec::<Name>::new());
+        assert_eq!(expire(&mut pit, 5000), [name("/b")]);
+        assert!(pit.is_empty());
+        assert_eq!(pit.next_deadline(), None);
+    }
+
+    #[test]
+    fn extended_lifetime_rearms_lazily_and_shortened_one_reschedules() {
+        let mut pit = Pit::new(8, 0);
+        let later = insert(&mut pit, "/later", false, false, 0);
+        let sooner = insert(&mut pit, "/sooner", false, false, 0);
+        pit.get_mut(later).unwrap().upsert_in_record(1, 1, 9000, None);
+        pit.reschedule(later);
+        pit.get_mut(sooner).unwrap().upsert_in_record(1, 2, 500, None);
+        pit.reschedule(sooner);
+        assert_eq!(expire(&mut pit, 500), [name("/sooner")]);
+        assert_eq!(expire(&mut pit, 4000), Vec::<Name>::new(), "the old deadline passes without expiring");
+        assert!(pit.get(later).is_some());
+        assert_eq!(expire(&mut pit, 8999), Vec::<Name>::new());
+        assert_eq!(expire(&mut pit, 9000), [name("/later")]);
+    }
+
+    #[test]
+    fn removed_entries_never_expire() {
+        let mut pit = Pit::new(8, 0);
+        let a = insert(&mut pit, "/a", false, false, 0);
+        pit.remove(a);
+        let b = insert(&mut pit, "/b", false, false, 0);
+        assert_eq!(expire(&mut pit, 10_000), [name("/b")]);
+        assert!(pit.get(b).is_none());
+    }
+}
