@@ -11,6 +11,7 @@ use crate::FaceId;
 /// One way out for Interests under a prefix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NextHop {
+    /// The face to send on.
     pub face: FaceId,
     /// Routing cost; strategies prefer lower.
     pub cost: u64,

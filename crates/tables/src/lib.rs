@@ -8,6 +8,8 @@
 //! the names in them come from the network. Lookups are hash probes with a fast
 //! seeded hasher (foldhash), never list scans, and nothing runs periodic sweeps.
 
+#![warn(missing_docs)]
+
 mod ilist;
 mod slab;
 

@@ -36,6 +36,7 @@ pub struct PitFull;
 /// A downstream that asked for the entry's Data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InRecord {
+    /// The downstream face, where Data or a Nack goes back.
     pub face: FaceId,
     /// The Nonce of the downstream's latest Interest, for loop detection.
     pub nonce: u32,
@@ -48,6 +49,7 @@ pub struct InRecord {
 /// An upstream the Interest was forwarded to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutRecord {
+    /// The upstream face.
     pub face: FaceId,
     /// The Nonce sent upstream, to match a returning Nack.
     pub nonce: u32,
@@ -62,12 +64,18 @@ pub struct OutRecord {
 /// them through [`Pit::get_mut`] does not re-key it.
 #[derive(Clone, Debug)]
 pub struct PitEntry {
+    /// The Interest name (key).
     pub name: Name,
+    /// The Interest's CanBePrefix (key): proper-prefix Data also satisfy the entry.
     pub can_be_prefix: bool,
+    /// The Interest's MustBeFresh (key): Interests that differ in it may be answered
+    /// differently by caches upstream, so they are not aggregated.
     pub must_be_fresh: bool,
     /// The latest Interest; the strategy forwards it, with the engine setting Nonce and HopLimit.
     pub interest: Interest,
+    /// Who is waiting; usually one downstream, so two fit inline.
     pub in_records: SmallVec<[InRecord; 2]>,
+    /// Where the Interest went; usually one upstream, so two fit inline.
     pub out_records: SmallVec<[OutRecord; 2]>,
     /// When the entry dies: the latest in-record expiry (the first Interest's
     /// lifetime until an in-record exists). Call [`Pit::reschedule`] after changing it.
