@@ -1,15 +1,22 @@
 //! Forwarder-wide counters, the numbers behind `status/general` and the benchmarks.
 
-/// Packet and event counts since start. Plain integers: one engine is owned by one
-/// thread, so counting costs an add, not an atomic.
+/// Packets in and out by type: kept per face and for the whole forwarder, the
+/// counts NFD reports in both `faces/list` and `status/general`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ForwarderCounters {
+pub struct PacketCounters {
     pub in_interests: u64,
     pub in_data: u64,
     pub in_nacks: u64,
     pub out_interests: u64,
     pub out_data: u64,
     pub out_nacks: u64,
+}
+
+/// Packet and event counts since start. Plain integers: one engine is owned by one
+/// thread, so counting costs an add, not an atomic.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForwarderCounters {
+    pub packets: PacketCounters,
     pub satisfied_interests: u64,
     pub unsatisfied_interests: u64,
     /// Packets that failed to decode (counted and dropped).

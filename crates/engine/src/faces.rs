@@ -4,17 +4,14 @@
 
 use std::collections::HashMap;
 
+use crate::counters::PacketCounters;
 use crate::FaceId;
 
-/// Per-face packet counters, by packet type.
+/// Per-face packet counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaceCounters {
-    pub in_interests: u64,
-    pub in_data: u64,
-    pub in_nacks: u64,
-    pub out_interests: u64,
-    pub out_data: u64,
-    pub out_nacks: u64,
+    pub packets: PacketCounters,
+    /// Packets from this face that failed to decode.
     pub malformed: u64,
 }
 

@@ -153,9 +153,9 @@ impl Forwarder {
     }
 
     fn on_interest(&mut self, now: u64, ingress: FaceId, mut interest: Interest, mut wire: Bytes, lp: LpHeaders, out: &mut Vec<Outgoing>) {
-        self.counters.in_interests += 1;
+        self.counters.packets.in_interests += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
-        meta.counters.in_interests += 1;
+        meta.counters.packets.in_interests += 1;
         let (local, local_fields, p2p) = (meta.local, meta.local_fields, meta.point_to_point);
 
         if !local && self.localhost.is_prefix_of(&interest.name) {
@@ -297,8 +297,8 @@ impl Forwarder {
         }
         entry.upsert_out_record(face, nonce, now);
         let Some(meta) = self.faces.get_mut(face) else { return };
-        meta.counters.out_interests += 1;
-        self.counters.out_interests += 1;
+        meta.counters.packets.out_interests += 1;
+        self.counters.packets.out_interests += 1;
         let pkt = if meta.local_fields {
             LpPacket::wrap(wire, &LpHeaders { incoming_face_id: Some(ingress as u64), ..Default::default() })
         } else {
@@ -309,16 +309,16 @@ impl Forwarder {
 
     fn send_data(&mut self, face: FaceId, wire: &Bytes, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
         let Some(meta) = self.faces.get_mut(face) else { return };
-        meta.counters.out_data += 1;
-        self.counters.out_data += 1;
+        meta.counters.packets.out_data += 1;
+        self.counters.packets.out_data += 1;
         let headers = LpHeaders { pit_token, ..Default::default() };
         out.push(Outgoing { face, pkt: LpPacket::wrap(wire, &headers) });
     }
 
     fn send_nack(&mut self, face: FaceId, interest: &Interest, reason: NackReason, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
         let Some(meta) = self.faces.get_mut(face) else { return };
-        meta.counters.out_nacks += 1;
-        self.counters.out_nacks += 1;
+        meta.counters.packets.out_nacks += 1;
+        self.counters.packets.out_nacks += 1;
         let headers = LpHeaders { pit_token, nack: Some(reason), ..Default::default() };
         out.push(Outgoing { face, pkt: LpPacket::wrap(&interest.encode(), &headers) });
     }
@@ -331,9 +331,9 @@ impl Forwarder {
     }
 
     fn on_data(&mut self, now: u64, ingress: FaceId, data: Data, lp: LpHeaders, out: &mut Vec<Outgoing>) {
-        self.counters.in_data += 1;
+        self.counters.packets.in_data += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
-        meta.counters.in_data += 1;
+        meta.counters.packets.in_data += 1;
         if !meta.local && self.localhost.is_prefix_of(&data.name) {
             self.counters.scope_violations += 1;
             return;
@@ -370,8 +370,8 @@ impl Forwarder {
     }
 
     fn on_nack(&mut self, now: u64, ingress: FaceId, interest: Interest, reason: NackReason, out: &mut Vec<Outgoing>) {
-        self.counters.in_nacks += 1;
-        self.faces.get_mut(ingress).expect("checked by caller").counters.in_nacks += 1;
+        self.counters.packets.in_nacks += 1;
+        self.faces.get_mut(ingress).expect("checked by caller").counters.packets.in_nacks += 1;
         let Some(id) = self.pit.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh) else {
             self.counters.dropped_nacks += 1;
             return;

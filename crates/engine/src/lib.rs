@@ -12,7 +12,7 @@ pub mod faces;
 pub mod forwarder;
 pub mod strategy;
 
-pub use counters::ForwarderCounters;
+pub use counters::{ForwarderCounters, PacketCounters};
 pub use faces::{FaceMeta, FaceTable};
 pub use forwarder::{EngineConfig, Forwarder, Outgoing};
 pub use strategy::StrategyKind;

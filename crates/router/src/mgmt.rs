@@ -120,11 +120,8 @@ impl Management {
             ("faces", "list") => encode_list(&face_list(fwd, io)),
             ("fib", "list") => encode_list(&fib_list(fwd)),
             ("rib", "list") => encode_list(&rib_list(rib, now_ms)),
-            ("cs", "info") => {
-                let mut v = Vec::new();
-                cs_info(fwd).encode_value(&mut v);
-                v
-            }
+            // CsInfo is one whole element (type 0x80), unlike status/general's bare fields.
+            ("cs", "info") => encode_list(&[cs_info(fwd)]),
             ("strategy-choice", "list") => encode_list(&strategy_list(fwd)),
             _ => return Some(reply(name, ControlResponse::error(501, "Unsupported dataset"))),
         };
@@ -152,7 +149,7 @@ impl Management {
     }
 
     fn general_status(&self, fwd: &Forwarder) -> ForwarderStatus {
-        let c = &fwd.counters;
+        let c = &fwd.counters.packets;
         ForwarderStatus {
             nfd_version: format!("trajan-{}", env!("CARGO_PKG_VERSION")),
             start_timestamp: self.start_unix_ms,
@@ -168,8 +165,8 @@ impl Management {
             n_out_interests: c.out_interests,
             n_out_data: c.out_data,
             n_out_nacks: c.out_nacks,
-            n_satisfied_interests: c.satisfied_interests,
-            n_unsatisfied_interests: c.unsatisfied_interests,
+            n_satisfied_interests: fwd.counters.satisfied_interests,
+            n_unsatisfied_interests: fwd.counters.unsatisfied_interests,
         }
     }
 }
@@ -335,7 +332,7 @@ fn face_list(fwd: &Forwarder, io: &Io) -> Vec<FaceStatus> {
     let mut list: Vec<FaceStatus> = io
         .faces()
         .map(|info| {
-            let c = fwd.faces.get(info.id).map(|m| m.counters.clone()).unwrap_or_default();
+            let c = fwd.faces.get(info.id).map(|m| m.counters.packets.clone()).unwrap_or_default();
             let bytes = io.counters(info.id).cloned().unwrap_or_default();
             FaceStatus {
                 face_id: info.id as u64,

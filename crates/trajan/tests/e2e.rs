@@ -109,6 +109,12 @@ fn two_router_chain_with_content_store_hit() {
     assert_eq!(std::fs::read(&second).unwrap(), std::fs::read(&file).unwrap());
     let o = a.tool(&["status"]);
     assert!(o.status.success(), "{}", text(&o));
+    let status = String::from_utf8_lossy(&o.stdout).to_string();
+    let hits = status
+        .lines()
+        .find_map(|l| l.split_once("CS hits/misses:").and_then(|(_, v)| v.trim().split('/').next()?.parse::<u64>().ok()))
+        .unwrap_or_else(|| panic!("no CS hits in status:\n{status}"));
+    assert!(hits > 0, "A's content store answered the second fetch:\n{status}");
 }
 
 /// Hostile packets of every kind on every face type; afterwards the router still forwards.
@@ -128,17 +134,8 @@ fn malformed_barrage_then_normal_fetch() {
         vec![0xff; 64],
         vec![0x00; 64],
     ];
-    let mut x: u64 = 0x9e3779b97f4a7c15;
-    for len in [1usize, 7, 100, 1500, 8000, 9000] {
-        let v: Vec<u8> = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
-        garbage.push(v);
+    for (i, len) in [1usize, 7, 100, 1500, 8000, 9000].into_iter().enumerate() {
+        garbage.push(pseudo_random_bytes(len, 0x9e37_79b9 + i as u64));
     }
     let mut oversize = vec![0x05, 0xfd, 0x27, 0x10];
     oversize.resize(10_004, 0x08);

@@ -163,19 +163,23 @@ pub fn wait_ready_line(child: &mut Child) {
     rx.recv_timeout(Duration::from_secs(20)).expect("producer did not become ready");
 }
 
-/// A file of `len` pseudo-random bytes in `dir`.
-pub fn random_file(dir: &Path, len: usize, seed: u64) -> PathBuf {
+/// `len` reproducible pseudo-random bytes (xorshift; tests need no real randomness).
+pub fn pseudo_random_bytes(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
-    let bytes: Vec<u8> = (0..len)
+    (0..len)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x as u8
         })
-        .collect();
+        .collect()
+}
+
+/// A file of `len` pseudo-random bytes in `dir`.
+pub fn random_file(dir: &Path, len: usize, seed: u64) -> PathBuf {
     let p = dir.join(format!("file-{seed}.bin"));
-    std::fs::write(&p, bytes).unwrap();
+    std::fs::write(&p, pseudo_random_bytes(len, seed)).unwrap();
     p
 }
 
