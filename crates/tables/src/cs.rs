@@ -220,7 +220,8 @@ impl Cs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{data, interest, name};
+    use crate::test_util::{arb_name, data, interest, matches_data, name};
+    use proptest::prelude::*;
 
     fn get(cs: &mut Cs, uri: &str, cbp: bool, mbf: bool, now: u64) -> Option<String> {
         cs.lookup(&interest(&name(uri), cbp, mbf), now).map(|d| d.name.to_string())
@@ -354,5 +355,42 @@ mod tests {
         assert!(cs.is_empty());
         cs.insert(data("/c", None, b""), 0);
         assert!(content(&mut cs, "/c", 0).is_some(), "the store still works after erasing");
+    }
+
+    proptest! {
+        /// A lookup answers iff some cached Data satisfies the Interest (ndn-cxx's rule
+        /// plus freshness), and what it answers satisfies it.
+        #[test]
+        fn lookup_agrees_with_reference(
+            cached in proptest::collection::vec((arb_name(4), proptest::option::of(0u64..20), any::<u8>()), 0..20),
+            queries in proptest::collection::vec((arb_name(5), any::<bool>(), any::<bool>(), any::<prop::sample::Index>(), any::<bool>()), 1..20),
+            now in 0u64..25,
+        ) {
+            let mut cs = Cs::new(64);
+            let mut model: Vec<(Data, u64)> = Vec::new();
+            for (n, fresh, c) in cached {
+                let d = data(&n.to_string(), fresh, &[c]);
+                model.retain(|(m, _)| m.name != d.name);
+                model.push((d.clone(), fresh.unwrap_or(0)));
+                cs.insert(d, 0);
+            }
+            for (n, cbp, mbf, pick, by_digest) in queries {
+                // Some queries ask for a cached packet's full name.
+                let n = match (by_digest, model.is_empty()) {
+                    (true, false) => model[pick.index(model.len())].0.full_name(),
+                    _ => n,
+                };
+                let i = interest(&n, cbp, mbf);
+                let usable = |d: &Data, fresh_ms: u64| matches_data(&i, d) && (!mbf || now < fresh_ms);
+                let any = model.iter().any(|(d, f)| usable(d, *f));
+                match cs.lookup(&i, now) {
+                    Some(got) => {
+                        let f = model.iter().find(|(d, _)| d.name == got.name).map(|(_, f)| *f);
+                        prop_assert!(f.is_some_and(|f| usable(got, f)), "{:?} answered {:?} wrongly", i.name, got.name);
+                    }
+                    None => prop_assert!(!any, "{:?} (cbp {}, mbf {}) missed", i.name, cbp, mbf),
+                }
+            }
+        }
     }
 }

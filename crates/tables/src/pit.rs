@@ -365,7 +365,8 @@ impl Pit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{data, interest, name};
+    use crate::test_util::{arb_name, data, interest, matches_data, name};
+    use proptest::prelude::*;
 
     fn insert(pit: &mut Pit, uri: &str, cbp: bool, mbf: bool, now: u64) -> PitId {
         let (id, new) = pit.find_or_insert(&interest(&name(uri), cbp, mbf), now).unwrap();
@@ -545,5 +546,43 @@ mod tests {
         let b = insert(&mut pit, "/b", false, false, 0);
         assert_eq!(expire(&mut pit, 10_000), [name("/b")]);
         assert!(pit.get(b).is_none());
+    }
+
+    proptest! {
+        /// `matches_for_data` returns exactly the entries whose Interest matches the
+        /// Data by ndn-cxx's rule, through inserts and removals.
+        #[test]
+        fn matches_agree_with_reference(
+            data_name in arb_name(4),
+            content in 0u8..2,
+            entries in proptest::collection::vec((arb_name(5), any::<bool>(), any::<bool>(), 0u8..6), 0..40),
+            removals in proptest::collection::vec(any::<prop::sample::Index>(), 0..10),
+        ) {
+            let d = data(&data_name.to_string(), None, &[content]);
+            let other = data(&data_name.to_string(), None, b"other");
+            let mut pit = Pit::new(usize::MAX, 0);
+            let mut live: Vec<(PitId, Interest)> = Vec::new();
+            for (n, cbp, mbf, kind) in entries {
+                // Some entries ask for a full name: this Data's, or a same-named other packet's.
+                let n = match kind {
+                    0 => d.full_name(),
+                    1 => other.full_name(),
+                    _ => n,
+                };
+                let i = interest(&n, cbp, mbf);
+                let (id, new) = pit.find_or_insert(&i, 0).unwrap();
+                if new {
+                    live.push((id, i));
+                }
+            }
+            for r in removals {
+                if !live.is_empty() {
+                    let (id, _) = live.remove(r.index(live.len()));
+                    prop_assert!(pit.remove(id).is_some());
+                }
+            }
+            let expect = sorted(live.iter().filter(|(_, i)| matches_data(i, &d)).map(|(id, _)| *id).collect());
+            prop_assert_eq!(matches(&pit, &d), expect);
+        }
     }
 }
