@@ -255,6 +255,8 @@ impl Forwarder {
                 let interest = entry.interest.clone();
                 if entry.in_records.is_empty() {
                     self.pit.remove(id);
+                } else {
+                    self.pit.reschedule(id);
                 }
                 self.send_nack(ingress, &interest, NackReason::NoRoute, token, out);
             }
