@@ -126,3 +126,13 @@ pub fn counted<R>(f: impl FnOnce() -> R) -> (R, Counted) {
     COUNTING.store(was, Relaxed);
     (r, Counted { allocs: after.allocs_since(&before), live_bytes: after.live_growth_since(&before) })
 }
+
+#[cfg(test)]
+mod tests {
+    /// Unit tests run on the system allocator: the bench must then report
+    /// allocations as unknown, not as zero.
+    #[test]
+    fn not_installed_means_unknown() {
+        assert!(!super::installed());
+    }
+}

@@ -3,3 +3,35 @@
 //! forwarding engine from pre-encoded packets in memory.
 
 pub mod alloc;
+pub mod engine;
+pub mod workload;
+
+/// `trajan bench ...`: the benchmark programs.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+/// Which benchmark to run.
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchCommand {
+    /// The forwarding engine from memory: exchanges/s, per-stage ns, latency,
+    /// allocations and bytes per table entry, for a seeded workload.
+    Engine(engine::EngineArgs),
+}
+
+/// Runs a benchmark and prints its report (one JSON line with `--json`, else a table).
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    match args.command {
+        BenchCommand::Engine(a) => {
+            let report = engine::run(&a)?;
+            if a.json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                engine::print_table(&report);
+            }
+            Ok(())
+        }
+    }
+}

@@ -5,6 +5,12 @@ mod run;
 
 use clap::{Parser, Subcommand};
 
+/// Counts heap allocations only while a benchmark asks (one relaxed load per
+/// allocation otherwise), so `trajan bench` reports allocations per packet and
+/// bytes per table entry of this very binary.
+#[global_allocator]
+static ALLOC: trajan_bench::alloc::CountingAllocator = trajan_bench::alloc::CountingAllocator;
+
 /// Trajan, a high-speed NDN content router. Unmodified NDN applications (python-ndn,
 /// NDNts, ndnd) talk to it as they would to NFD: over /run/nfd/nfd.sock, UDP or TCP 6363.
 ///
@@ -37,6 +43,8 @@ enum Command {
     Face(trajan_tools::mgmt_cli::FaceArgs),
     /// Show the forwarder's status.
     Status(trajan_tools::mgmt_cli::StatusArgs),
+    /// Benchmarks: `trajan bench engine` drives this binary's forwarding engine from memory.
+    Bench(trajan_bench::BenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -55,6 +63,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Route(a)) => trajan_tools::mgmt_cli::run_route(a),
         Some(Command::Face(a)) => trajan_tools::mgmt_cli::run_face(a),
         Some(Command::Status(a)) => trajan_tools::mgmt_cli::run_status(a),
+        Some(Command::Bench(a)) => trajan_bench::run(a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
