@@ -156,18 +156,17 @@ impl Daemon {
         // Interests of the previous one, and replies (Data) create no new Interests.
         for _round in 0..4 {
             internal.clear();
-            let out = std::mem::take(&mut self.out);
-            for o in &out {
+            let mut out = std::mem::take(&mut self.out);
+            for o in out.drain(..) {
                 if o.face == INTERNAL_FACE {
                     if let Some(reply) = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io) {
                         internal.push((INTERNAL_FACE, reply));
                     }
                 } else {
-                    self.io.send(o.face, o.pkt.clone());
+                    self.io.send(o.face, o.pkt);
                 }
             }
             self.out = out;
-            self.out.clear();
             if internal.is_empty() {
                 break;
             }
