@@ -1,15 +1,44 @@
 //! The forwarding information base: per name prefix, the faces an Interest may be
 //! sent to and what each costs. The RIB (in the router) derives it; the engine only
 //! reads it, through longest-prefix match.
+//!
+//! The structure is Caesar's two-stage name LPM (`shared/seeds/caesar-paper.txt` §3):
+//! a prefix Bloom filter ([`pbf`]) finds the length of the longest matching prefix
+//! with one cache line per name (a few with block expansion), then a cache-line
+//! bucket hash table ([`table`]) confirms it and yields the next hops, ruling out the
+//! filter's false positives, so a lookup never returns a prefix the FIB does not
+//! hold. Prefix bytes live once, out of line ([`arena`]); next-hop sets are interned
+//! in a side table ([`nexthops`]). All per-prefix hashes come from one CRC32C pass
+//! ([`crate::name_hash`]). [`FibVariant`] selects the first stage, so the variants
+//! Caesar compared can run side by side. For forwarding threads that read while a
+//! control thread updates, [`FibWriter`] publishes updates atomically to
+//! lock-free [`FibReader`]s.
 
+mod arena;
+mod nexthops;
+mod pbf;
+mod shared;
+mod table;
+
+use std::fmt;
+use std::str::FromStr;
+
+use bytes::Bytes;
 use smallvec::SmallVec;
 use trajan_wire::Name;
 
-use crate::lpm::LpmTable;
+use crate::name_hash::NameHashes;
 use crate::FaceId;
+use arena::{PrefixArena, PrefixRef};
+use nexthops::{NexthopSets, SetId};
+use pbf::Pbf;
+use table::{Entry, PrefixTable};
+
+pub use pbf::{expansion_threshold, TARGET_FPR};
+pub use shared::{FibReadGuard, FibReader, FibWriter};
 
 /// One way out for Interests under a prefix.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct NextHop {
     /// The face to send on.
     pub face: FaceId,
@@ -18,7 +47,7 @@ pub struct NextHop {
 }
 
 /// The next hops of one prefix.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FibEntry {
     /// Sorted by cost, then face, so best-route strategies take the first usable one
     /// and ties break the same way on every run. Inline for up to four, the common case.
@@ -31,141 +60,529 @@ impl FibEntry {
     }
 }
 
+/// Which first stage the LPM uses — Caesar §6.3's variants, kept selectable so they
+/// can be measured against each other on the same FIB and names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FibVariant {
+    /// No filter: probe the hash table from the longest prefix down (Caesar's NoPBF).
+    Hash,
+    /// Prefix Bloom filter without block expansion.
+    Pbf,
+    /// Prefix Bloom filter with block expansion, robust to prefixes piling up under
+    /// one first component.
+    #[default]
+    PbfExp,
+}
+
+impl FibVariant {
+    /// Every variant, for side-by-side runs.
+    pub const ALL: [FibVariant; 3] = [FibVariant::Hash, FibVariant::Pbf, FibVariant::PbfExp];
+
+    /// The name used in configuration and benchmark output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FibVariant::Hash => "hash",
+            FibVariant::Pbf => "pbf",
+            FibVariant::PbfExp => "pbf-exp",
+        }
+    }
+}
+
+impl fmt::Display for FibVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for FibVariant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        FibVariant::ALL.into_iter().find(|v| v.as_str() == s).ok_or_else(|| format!("unknown FIB variant {s:?} (expected hash, pbf or pbf-exp)"))
+    }
+}
+
+/// Hooks the lookup calls as it goes, so one lookup routine serves forwarding (the
+/// no-op `()`, compiled away) and measurement ([`LookupStats`]).
+pub trait Tally {
+    /// A filter block was read.
+    fn block(&mut self) {}
+    /// The filter answered "maybe" for one prefix length.
+    fn positive(&mut self) {}
+    /// The filter answered "no" for one prefix length.
+    fn negative(&mut self) {}
+    /// The hash table ruled out a filter positive.
+    fn false_positive(&mut self) {}
+    /// The hash table was probed.
+    fn probe(&mut self) {}
+}
+
+impl Tally for () {}
+
+/// Counts of what lookups did, to report false-positive rates and memory accesses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LookupStats {
+    /// Filter blocks read.
+    pub blocks: u64,
+    /// Filter "maybe" answers.
+    pub positives: u64,
+    /// Filter "no" answers.
+    pub negatives: u64,
+    /// "Maybe" answers the hash table ruled out.
+    pub false_positives: u64,
+    /// Hash-table probes.
+    pub probes: u64,
+}
+
+impl LookupStats {
+    /// Share of filter tests of absent prefixes that answered "maybe": the PBF's
+    /// measured false-positive rate (0 when nothing absent was tested).
+    pub fn false_positive_rate(&self) -> f64 {
+        let absent = self.negatives + self.false_positives;
+        if absent == 0 {
+            0.0
+        } else {
+            self.false_positives as f64 / absent as f64
+        }
+    }
+}
+
+impl Tally for LookupStats {
+    fn block(&mut self) {
+        self.blocks += 1;
+    }
+    fn positive(&mut self) {
+        self.positives += 1;
+    }
+    fn negative(&mut self) {
+        self.negatives += 1;
+    }
+    fn false_positive(&mut self) {
+        self.false_positives += 1;
+    }
+    fn probe(&mut self) {
+        self.probes += 1;
+    }
+}
+
+/// The prefix a lookup matched, borrowed from the FIB (prefixes are stored as bytes,
+/// not as [`Name`]s, to keep a prefix's overhead small).
+#[derive(Clone, Copy)]
+pub struct FibPrefix<'a> {
+    value: &'a [u8],
+    components: usize,
+}
+
+impl FibPrefix<'_> {
+    /// Number of components.
+    pub fn len(&self) -> usize {
+        self.components
+    }
+
+    /// True for the root prefix `/`.
+    pub fn is_empty(&self) -> bool {
+        self.components == 0
+    }
+
+    /// The encoded components (a Name's TLV-VALUE).
+    pub fn value(&self) -> &[u8] {
+        self.value
+    }
+
+    /// An owned copy, for callers that keep the prefix.
+    pub fn to_name(&self) -> Name {
+        Name::from_value(Bytes::copy_from_slice(self.value)).expect("FIB prefixes are valid names")
+    }
+}
+
+impl PartialEq<Name> for FibPrefix<'_> {
+    fn eq(&self, other: &Name) -> bool {
+        self.value == other.value().as_ref()
+    }
+}
+
+impl PartialEq<&Name> for FibPrefix<'_> {
+    fn eq(&self, other: &&Name) -> bool {
+        *self == **other
+    }
+}
+
+impl fmt::Display for FibPrefix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.to_name().fmt(f)
+    }
+}
+
+impl fmt::Debug for FibPrefix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FibPrefix({self})")
+    }
+}
+
+/// Where a FIB's memory goes, in bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FibMemory {
+    /// Prefixes stored.
+    pub prefixes: usize,
+    /// Encoded prefix bytes of live prefixes.
+    pub name_bytes: usize,
+    /// Hash-table buckets.
+    pub table: usize,
+    /// Prefix arena: records (name bytes, headers, padding) and dead records.
+    pub arena: usize,
+    /// The Bloom filter read by forwarding.
+    pub filter: usize,
+    /// Control-plane state of the filter: counters, loads, block chains.
+    pub filter_control: usize,
+    /// Next-hop sets.
+    pub nexthops: usize,
+    /// Of `arena`, bytes of removed prefixes awaiting a rebuild.
+    pub dead_prefix_bytes: usize,
+    /// Hash-table overflow buckets in use (well-sized tables have few).
+    pub overflow_buckets: usize,
+    /// Distinct next-hop sets.
+    pub nexthop_sets: usize,
+}
+
+impl FibMemory {
+    /// Everything together.
+    pub fn total(&self) -> usize {
+        self.table + self.arena + self.filter + self.filter_control + self.nexthops
+    }
+
+    /// Bytes per prefix beyond the prefix's own encoded bytes.
+    pub fn overhead_per_prefix(&self) -> f64 {
+        (self.total() - self.name_bytes) as f64 / self.prefixes.max(1) as f64
+    }
+}
+
 /// The FIB. Entries never hold an empty next-hop list: the last removal drops the
 /// entry, so a shorter prefix's routes apply again.
-#[derive(Default)]
+#[derive(Clone)]
 pub struct Fib {
-    table: LpmTable<FibEntry>,
+    variant: FibVariant,
+    arena: PrefixArena,
+    table: PrefixTable,
+    sets: NexthopSets,
+    pbf: Option<Pbf>,
+    /// The root prefix `/` matches every name and has no component to hash.
+    root: Option<SetId>,
+    /// `by_len[u]` counts prefixes of u ≥ 1 components; trimmed so its length bounds
+    /// the lengths a lookup tries.
+    by_len: Vec<u32>,
+    name_bytes: usize,
+}
+
+impl Default for Fib {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Fib {
-    /// An empty FIB.
+    /// An empty FIB of the default variant.
     pub fn new() -> Self {
-        Fib { table: LpmTable::new() }
+        Self::with_capacity(FibVariant::default(), 0)
+    }
+
+    /// An empty FIB of `variant`, sized for `capacity` prefixes (it grows past them).
+    pub fn with_capacity(variant: FibVariant, capacity: usize) -> Self {
+        Fib {
+            variant,
+            arena: PrefixArena::default(),
+            table: PrefixTable::with_capacity(capacity),
+            sets: NexthopSets::default(),
+            pbf: match variant {
+                FibVariant::Hash => None,
+                FibVariant::Pbf => Some(Pbf::new(capacity, false)),
+                FibVariant::PbfExp => Some(Pbf::new(capacity, true)),
+            },
+            root: None,
+            by_len: Vec::new(),
+            name_bytes: 0,
+        }
+    }
+
+    /// The lookup variant.
+    pub fn variant(&self) -> FibVariant {
+        self.variant
     }
 
     /// Adds `face` as a next hop of `prefix`, or changes its cost if already there.
     pub fn add_nexthop(&mut self, prefix: &Name, face: FaceId, cost: u64) {
-        if let Some(entry) = self.table.get_mut(prefix) {
-            match entry.nexthops.iter_mut().find(|nh| nh.face == face) {
+        let upsert = |e: &mut FibEntry| {
+            match e.nexthops.iter_mut().find(|nh| nh.face == face) {
                 Some(nh) => nh.cost = cost,
-                None => entry.nexthops.push(NextHop { face, cost }),
+                None => e.nexthops.push(NextHop { face, cost }),
             }
-            entry.sort();
-        } else {
-            let mut entry = FibEntry::default();
-            entry.nexthops.push(NextHop { face, cost });
-            self.table.insert(prefix, entry);
+            e.sort();
+        };
+        if prefix.is_empty() {
+            let mut e = self.root.map(|id| self.sets.get(id).clone()).unwrap_or_default();
+            upsert(&mut e);
+            self.root = Some(self.replace_set(self.root, e));
+            return;
+        }
+        let h = NameHashes::new(prefix, usize::MAX);
+        let key = prefix.value().as_ref();
+        match self.table.locate(h.prefix(h.len()), key, &self.arena) {
+            Some(slot) => {
+                let old = self.table.entry(slot).set;
+                let mut e = self.sets.get(old).clone();
+                upsert(&mut e);
+                let new = self.replace_set(Some(old), e);
+                self.table.set_set(slot, new);
+            }
+            None => {
+                let mut e = FibEntry::default();
+                upsert(&mut e);
+                let set = self.sets.intern(e);
+                self.insert_prefix(&h, key, set);
+            }
+        }
+    }
+
+    /// Interns `e` and drops the reference to `old`.
+    fn replace_set(&mut self, old: Option<SetId>, e: FibEntry) -> SetId {
+        let new = self.sets.intern(e);
+        if let Some(old) = old {
+            self.sets.release(old);
+        }
+        new
+    }
+
+    fn insert_prefix(&mut self, h: &NameHashes, key: &[u8], set: SetId) {
+        let r = self.arena.push(key);
+        self.table.insert(Entry { hash: h.prefix(h.len()), set, prefix: r });
+        if self.by_len.len() <= h.len() {
+            self.by_len.resize(h.len() + 1, 0);
+        }
+        self.by_len[h.len()] += 1;
+        self.name_bytes += key.len();
+        if let Some(pbf) = &mut self.pbf {
+            pbf.insert(h, r, &mut self.arena);
+            if pbf.is_full() || pbf.needs_rebuild() {
+                self.rebuild_filter();
+            }
         }
     }
 
     /// Removes `face` from `prefix`'s next hops; returns whether it was there.
     pub fn remove_nexthop(&mut self, prefix: &Name, face: FaceId) -> bool {
-        let Some(entry) = self.table.get_mut(prefix) else { return false };
-        let before = entry.nexthops.len();
-        entry.nexthops.retain(|nh| nh.face != face);
-        let removed = entry.nexthops.len() != before;
-        if entry.nexthops.is_empty() {
-            self.table.remove(prefix);
+        if prefix.is_empty() {
+            return self.remove_root_face(face);
         }
-        removed
+        let h = NameHashes::new(prefix, usize::MAX);
+        self.remove_face_of(&h, prefix.value(), face)
+    }
+
+    fn remove_root_face(&mut self, face: FaceId) -> bool {
+        let Some(id) = self.root else { return false };
+        let mut e = self.sets.get(id).clone();
+        let before = e.nexthops.len();
+        e.nexthops.retain(|nh| nh.face != face);
+        if e.nexthops.len() == before {
+            return false;
+        }
+        if e.nexthops.is_empty() {
+            self.sets.release(id);
+            self.root = None;
+        } else {
+            self.root = Some(self.replace_set(Some(id), e));
+        }
+        true
+    }
+
+    fn remove_face_of(&mut self, h: &NameHashes, key: &[u8], face: FaceId) -> bool {
+        let Some(slot) = self.table.locate(h.prefix(h.len()), key, &self.arena) else { return false };
+        let old = self.table.entry(slot).set;
+        let mut e = self.sets.get(old).clone();
+        let before = e.nexthops.len();
+        e.nexthops.retain(|nh| nh.face != face);
+        if e.nexthops.len() == before {
+            return false;
+        }
+        if e.nexthops.is_empty() {
+            let removed = self.table.remove(slot);
+            self.sets.release(old);
+            if let Some(pbf) = &mut self.pbf {
+                pbf.remove(h, removed.prefix, &mut self.arena);
+            }
+            self.arena.free(removed.prefix);
+            self.by_len[h.len()] -= 1;
+            while self.by_len.last() == Some(&0) {
+                self.by_len.pop();
+            }
+            self.name_bytes -= key.len();
+        } else {
+            let new = self.replace_set(Some(old), e);
+            self.table.set_set(slot, new);
+        }
+        true
     }
 
     /// Removes `face` from every entry (the face went away); returns how many
     /// entries routed through it. A control-plane event, so a full pass is fine.
     pub fn remove_face(&mut self, face: FaceId) -> usize {
-        let mut affected = 0;
-        self.table.retain(|_, entry| {
-            let before = entry.nexthops.len();
-            entry.nexthops.retain(|nh| nh.face != face);
-            if entry.nexthops.len() != before {
-                affected += 1;
-            }
-            !entry.nexthops.is_empty()
-        });
-        affected
+        let uses = |sets: &NexthopSets, id: SetId| sets.get(id).nexthops.iter().any(|nh| nh.face == face);
+        let victims: Vec<PrefixRef> = self.table.iter().filter(|e| uses(&self.sets, e.set)).map(|e| e.prefix).collect();
+        let mut key = Vec::new();
+        for &r in &victims {
+            key.clear();
+            key.extend_from_slice(self.arena.bytes(r));
+            let h = NameHashes::from_encoded(&key);
+            self.remove_face_of(&h, &key, face);
+        }
+        victims.len() + usize::from(self.remove_root_face(face))
     }
 
     /// The entry of exactly `prefix`.
     pub fn get(&self, prefix: &Name) -> Option<&FibEntry> {
-        self.table.get(prefix)
+        if prefix.is_empty() {
+            return self.root.map(|id| self.sets.get(id));
+        }
+        let h = NameHashes::new(prefix, usize::MAX);
+        self.table.find(h.prefix(h.len()), prefix.value(), &self.arena).map(|e| self.sets.get(e.set))
     }
 
     /// The entry of the longest prefix of `name`, the one its Interests follow.
-    pub fn lpm(&self, name: &Name) -> Option<(&Name, &FibEntry)> {
-        self.table.lpm(name)
+    #[inline]
+    pub fn lpm(&self, name: &Name) -> Option<(FibPrefix<'_>, &FibEntry)> {
+        self.lpm_tallied(name, &mut ())
     }
 
-    /// Every (prefix, entry) pair, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (&Name, &FibEntry)> {
-        self.table.iter()
+    /// [`Fib::lpm`], reporting what the lookup did to `tally`.
+    #[inline]
+    pub fn lpm_tallied<T: Tally>(&self, name: &Name, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
+        let hashes = NameHashes::new(name, self.max_prefix_len());
+        self.lpm_hashed(name, &hashes, tally)
+    }
+
+    /// Longest stored prefix length: hashing a name further is wasted work.
+    #[inline]
+    pub fn max_prefix_len(&self) -> usize {
+        self.by_len.len().saturating_sub(1)
+    }
+
+    /// [`Fib::lpm`] with the name's hashes already computed (for a caller that
+    /// reuses them), which must cover min(name.len(), [`Fib::max_prefix_len`])
+    /// components.
+    #[inline]
+    pub fn lpm_hashed<T: Tally>(&self, name: &Name, hashes: &NameHashes, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
+        let d = name.len().min(self.max_prefix_len());
+        debug_assert!(hashes.len() >= d);
+        let probe = |j: usize, tally: &mut T| {
+            tally.probe();
+            self.table.find(hashes.prefix(j), name.prefix_value(j), &self.arena).map(|e| (j, e))
+        };
+        let hit = if d == 0 {
+            None
+        } else {
+            match &self.pbf {
+                None => (1..=d).rev().filter(|&j| self.by_len[j] != 0).find_map(|j| probe(j, tally)),
+                Some(pbf) => pbf.search(hashes, d, tally, probe),
+            }
+        };
+        match hit {
+            Some((j, e)) => Some((FibPrefix { value: self.arena.bytes(e.prefix), components: j }, self.sets.get(e.set))),
+            None => self.root.map(|id| (FibPrefix { value: &[], components: 0 }, self.sets.get(id))),
+        }
+    }
+
+    /// Every (prefix, entry) pair, in no particular order. Prefixes are copied out,
+    /// so this is for management and tests, not forwarding.
+    pub fn iter(&self) -> impl Iterator<Item = (Name, &FibEntry)> {
+        let root = self.root.map(|id| (Name::root(), self.sets.get(id)));
+        root.into_iter().chain(self.table.iter().map(|e| {
+            let name = Name::from_value(Bytes::copy_from_slice(self.arena.bytes(e.prefix))).expect("FIB prefixes are valid names");
+            (name, self.sets.get(e.set))
+        }))
     }
 
     /// Number of prefixes with routes.
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.table.len() + usize::from(self.root.is_some())
     }
 
     /// True when no prefix has a route.
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.len() == 0
     }
+
+    /// Rebuilds the FIB from its own contents (Caesar's long-timescale update):
+    /// compacts the prefix arena, resizes the hash table and the filter for the
+    /// current size, and re-inserts prefixes shortest first so that expansions are
+    /// placed as well as for a fresh build. Lookups give the same answers before and
+    /// after.
+    pub fn rebuild(&mut self) {
+        let mut arena = PrefixArena::default();
+        let mut table = PrefixTable::with_capacity(self.table.len());
+        for e in self.table.iter() {
+            let prefix = arena.push(self.arena.bytes(e.prefix));
+            table.insert(Entry { prefix, ..e });
+        }
+        self.arena = arena;
+        self.table = table;
+        self.rebuild_filter();
+    }
+
+    /// Rebuilds the filter alone, sized for the current prefix count.
+    fn rebuild_filter(&mut self) {
+        let Some(old) = &self.pbf else { return };
+        let mut pbf = Pbf::new(self.table.len(), old.expand());
+        pbf.set_live(false);
+        let mut order: Vec<(usize, PrefixRef)> = self.table.iter().map(|e| (NameHashes::from_encoded(self.arena.bytes(e.prefix)).len(), e.prefix)).collect();
+        order.sort_unstable_by_key(|&(u, _)| u);
+        for (_, r) in order {
+            let h = NameHashes::from_encoded(self.arena.bytes(r));
+            pbf.insert(&h, r, &mut self.arena);
+        }
+        pbf.set_live(true);
+        self.pbf = Some(pbf);
+    }
+
+    /// Where the memory goes.
+    pub fn memory(&self) -> FibMemory {
+        let (filter, filter_control) = self.pbf.as_ref().map_or((0, 0), |p| (p.filter_bytes(), p.heap_bytes() - p.filter_bytes()));
+        FibMemory {
+            prefixes: self.len(),
+            name_bytes: self.name_bytes,
+            table: self.table.heap_bytes(),
+            arena: self.arena.heap_bytes(),
+            filter,
+            filter_control,
+            nexthops: self.sets.heap_bytes(),
+            dead_prefix_bytes: self.arena.garbage_bytes(),
+            overflow_buckets: self.table.overflow_buckets(),
+            nexthop_sets: self.sets.len(),
+        }
+    }
+
+    /// How the prefix Bloom filter is doing; `None` for the `hash` variant.
+    pub fn filter_stats(&self) -> Option<FilterStats> {
+        self.pbf.as_ref().map(|p| FilterStats {
+            blocks: p.blocks(),
+            threshold: p.threshold(),
+            expansions: p.expansions,
+            deferred: p.stuck,
+            expected_fpr: p.expected_fpr(),
+        })
+    }
+}
+
+/// How the prefix Bloom filter is doing.
+#[derive(Clone, Copy, Debug)]
+pub struct FilterStats {
+    /// Blocks (cache lines) in the filter.
+    pub blocks: usize,
+    /// Prefixes per block above which a block expands.
+    pub threshold: usize,
+    /// Expansions performed since the filter was last built.
+    pub expansions: u64,
+    /// Overflows that expansion could not relieve at insert (left to a rebuild).
+    pub deferred: u64,
+    /// Mean of (1 − e^(−k·nᵢ/m))^k over blocks: the rate the paper's formula predicts.
+    pub expected_fpr: f64,
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn n(s: &str) -> Name {
-        s.parse().unwrap()
-    }
-
-    fn faces(e: &FibEntry) -> Vec<(FaceId, u64)> {
-        e.nexthops.iter().map(|nh| (nh.face, nh.cost)).collect()
-    }
-
-    #[test]
-    fn nexthops_stay_sorted_by_cost_then_face() {
-        let mut fib = Fib::new();
-        fib.add_nexthop(&n("/a"), 3, 10);
-        fib.add_nexthop(&n("/a"), 1, 20);
-        fib.add_nexthop(&n("/a"), 2, 10);
-        assert_eq!(faces(fib.get(&n("/a")).unwrap()), [(2, 10), (3, 10), (1, 20)]);
-        fib.add_nexthop(&n("/a"), 1, 5);
-        assert_eq!(faces(fib.get(&n("/a")).unwrap()), [(1, 5), (2, 10), (3, 10)], "cost update re-sorts");
-        assert_eq!(fib.len(), 1);
-    }
-
-    #[test]
-    fn last_nexthop_removal_drops_entry_and_uncovers_shorter_prefix() {
-        let mut fib = Fib::new();
-        fib.add_nexthop(&n("/a"), 1, 0);
-        fib.add_nexthop(&n("/a/b"), 2, 0);
-        fib.add_nexthop(&n("/a/b"), 3, 0);
-        assert_eq!(fib.lpm(&n("/a/b/c")).map(|(p, _)| p.clone()), Some(n("/a/b")));
-        assert!(!fib.remove_nexthop(&n("/a/b"), 9));
-        assert!(!fib.remove_nexthop(&n("/x"), 2));
-        assert!(fib.remove_nexthop(&n("/a/b"), 2));
-        assert_eq!(fib.len(), 2);
-        assert!(fib.remove_nexthop(&n("/a/b"), 3));
-        assert_eq!(fib.len(), 1);
-        assert_eq!(fib.lpm(&n("/a/b/c")).map(|(p, e)| (p.clone(), faces(e))), Some((n("/a"), vec![(1, 0)])));
-    }
-
-    #[test]
-    fn remove_face_everywhere() {
-        let mut fib = Fib::new();
-        fib.add_nexthop(&n("/a"), 1, 0);
-        fib.add_nexthop(&n("/a"), 2, 0);
-        fib.add_nexthop(&n("/b"), 2, 0);
-        fib.add_nexthop(&n("/c"), 3, 0);
-        assert_eq!(fib.remove_face(2), 2);
-        assert_eq!(fib.remove_face(2), 0);
-        assert_eq!(fib.len(), 2);
-        assert!(fib.get(&n("/b")).is_none());
-        assert_eq!(faces(fib.get(&n("/a")).unwrap()), [(1, 0)]);
-        let mut prefixes: Vec<String> = fib.iter().map(|(p, _)| p.to_string()).collect();
-        prefixes.sort();
-        assert_eq!(prefixes, ["/a", "/c"]);
-    }
-}
+mod tests;

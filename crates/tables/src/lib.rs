@@ -17,12 +17,13 @@ pub mod cs;
 pub mod dead_nonce;
 pub mod fib;
 pub mod lpm;
+pub mod name_hash;
 pub mod pit;
 pub mod timer_wheel;
 
 pub use cs::Cs;
 pub use dead_nonce::DeadNonceList;
-pub use fib::{Fib, FibEntry, NextHop};
+pub use fib::{Fib, FibEntry, FibReader, FibVariant, FibWriter, NextHop};
 pub use lpm::LpmTable;
 pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId};
 pub use timer_wheel::{TimerId, TimerWheel};

@@ -1,0 +1,135 @@
+//! The FIB's prefix strings, stored once and out of line (Caesar §3.4): a hash-table
+//! entry holds a 32-bit reference instead of the prefix, so a cache-line bucket fits
+//! five entries, and the bytes are read only to confirm a 32-bit hash match.
+//!
+//! A record is two 32-bit words — the byte length and a link the Bloom filter uses to
+//! chain the prefixes of one block — followed by the encoded components, padded to
+//! four bytes. Records live in chunks of at most 16 MiB that never move once full,
+//! so a reference is `chunk << 22 | word offset` and addresses 16 GiB. Removal only
+//! counts the record as garbage; a FIB rebuild compacts.
+
+/// A reference to a stored prefix; 0 means none.
+pub(crate) type PrefixRef = u32;
+
+const CHUNK_SHIFT: u32 = 22;
+const CHUNK_WORDS: usize = 1 << CHUNK_SHIFT;
+const MAX_CHUNKS: usize = 1 << (32 - CHUNK_SHIFT);
+const CHUNK_BYTES: usize = CHUNK_WORDS * 4;
+const HEADER_BYTES: usize = 8;
+
+fn record_size(len: usize) -> usize {
+    HEADER_BYTES + len.next_multiple_of(4)
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct PrefixArena {
+    chunks: Vec<Vec<u8>>,
+    garbage_bytes: usize,
+}
+
+impl PrefixArena {
+    /// Stores `bytes` with a null link. Panics past 16 GiB of prefixes, which the
+    /// 32-bit references cannot address.
+    pub fn push(&mut self, bytes: &[u8]) -> PrefixRef {
+        let size = record_size(bytes.len());
+        let fits = self.chunks.last().is_some_and(|c| c.len() + size <= CHUNK_BYTES);
+        if !fits {
+            assert!(self.chunks.len() < MAX_CHUNKS, "FIB prefix arena full (16 GiB)");
+            // Word 0 of chunk 0 stays unused so that no record has reference 0.
+            self.chunks.push(if self.chunks.is_empty() { vec![0; 4] } else { Vec::new() });
+        }
+        let chunk_index = self.chunks.len() - 1;
+        let chunk = &mut self.chunks[chunk_index];
+        let at = chunk.len();
+        if chunk.capacity() - at < size {
+            // Grow by a quarter (slack stays small) but never past the chunk size,
+            // so a full chunk holds no slack and never reallocates again.
+            chunk.reserve_exact(size.max(at / 4).max(4096).min(CHUNK_BYTES - at));
+        }
+        chunk.extend_from_slice(&(bytes.len() as u32).to_ne_bytes());
+        chunk.extend_from_slice(&0u32.to_ne_bytes());
+        chunk.extend_from_slice(bytes);
+        chunk.resize(at + size, 0);
+        ((chunk_index as u32) << CHUNK_SHIFT) | (at / 4) as u32
+    }
+
+    #[inline]
+    fn record(&self, r: PrefixRef) -> &[u8] {
+        &self.chunks[(r >> CHUNK_SHIFT) as usize][(r as usize & (CHUNK_WORDS - 1)) * 4..]
+    }
+
+    #[inline]
+    fn word(rec: &[u8], i: usize) -> u32 {
+        u32::from_ne_bytes(rec[i * 4..i * 4 + 4].try_into().expect("four bytes"))
+    }
+
+    /// The encoded components of a stored prefix.
+    #[inline]
+    pub fn bytes(&self, r: PrefixRef) -> &[u8] {
+        let rec = self.record(r);
+        &rec[HEADER_BYTES..HEADER_BYTES + Self::word(rec, 0) as usize]
+    }
+
+    /// The Bloom filter's per-block chain link of a record.
+    #[inline]
+    pub fn link(&self, r: PrefixRef) -> PrefixRef {
+        Self::word(self.record(r), 1)
+    }
+
+    pub fn set_link(&mut self, r: PrefixRef, next: PrefixRef) {
+        let at = (r as usize & (CHUNK_WORDS - 1)) * 4 + 4;
+        self.chunks[(r >> CHUNK_SHIFT) as usize][at..at + 4].copy_from_slice(&next.to_ne_bytes());
+    }
+
+    /// Marks a record dead; its space comes back at the next rebuild.
+    pub fn free(&mut self, r: PrefixRef) {
+        self.garbage_bytes += record_size(Self::word(self.record(r), 0) as usize);
+    }
+
+    /// Bytes held, dead records included.
+    pub fn heap_bytes(&self) -> usize {
+        self.chunks.iter().map(|c| c.capacity()).sum::<usize>() + self.chunks.capacity() * 24
+    }
+
+    /// Bytes of dead records.
+    pub fn garbage_bytes(&self) -> usize {
+        self.garbage_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_with_links_and_padding() {
+        let mut a = PrefixArena::default();
+        let inputs: Vec<Vec<u8>> = (0..50).map(|i| (0..i as u8).collect()).collect();
+        let refs: Vec<PrefixRef> = inputs.iter().map(|b| a.push(b)).collect();
+        assert!(refs.iter().all(|&r| r != 0));
+        for (i, &r) in refs.iter().enumerate() {
+            a.set_link(r, i as u32 + 7);
+        }
+        for (i, (&r, b)) in refs.iter().zip(&inputs).enumerate() {
+            assert_eq!(a.bytes(r), &b[..]);
+            assert_eq!(a.link(r), i as u32 + 7);
+        }
+        a.free(refs[5]);
+        assert_eq!(a.garbage_bytes(), 8 + 8);
+    }
+
+    #[test]
+    fn full_chunk_starts_a_new_one_without_moving_old_records() {
+        let mut a = PrefixArena::default();
+        let big = vec![0xabu8; 4096];
+        let first = a.push(b"first");
+        let mut last = first;
+        while last >> CHUNK_SHIFT == 0 {
+            last = a.push(&big);
+        }
+        assert_eq!(last >> CHUNK_SHIFT, 1);
+        assert_eq!(last & (CHUNK_WORDS as u32 - 1), 0, "records start at a chunk's first word");
+        assert_eq!(a.bytes(first), b"first");
+        assert_eq!(a.bytes(last), &big[..]);
+    }
+}

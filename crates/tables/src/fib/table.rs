@@ -1,0 +1,256 @@
+//! The FIB's exact-match stage (Caesar §3.4): a hash table whose buckets are one
+//! 64-byte cache line, so a well-sized table answers with one memory access.
+//!
+//! A bucket holds five entries — (32-bit hash of the prefix, next-hop set index,
+//! prefix reference) — stored contiguously from the first slot, and a link to an
+//! overflow bucket; 5 × 12 + 4 = 64 bytes. Overflow buckets come from the same array
+//! (after the primary ones) and are chained. The prefix bytes are compared only
+//! when the stored 32-bit hash equals the probe's, so a miss normally reads no
+//! string at all. Because every entry keeps its full hash, growing the table moves
+//! entries without reading or rehashing any prefix.
+
+use super::arena::{PrefixArena, PrefixRef};
+use super::nexthops::SetId;
+use crate::name_hash::{mix, reduce};
+
+const SLOTS: usize = 5;
+/// Salt of the bucket choice (see [`crate::name_hash::mix`]).
+const SALT: u32 = 0x51ed_270b;
+/// Entries per primary bucket a new table is sized for.
+const TARGET_LOAD: usize = 3;
+/// Average entries per primary bucket that triggers growth (back to the target).
+const MAX_LOAD: usize = 4;
+
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Bucket {
+    tags: [u32; SLOTS],
+    sets: [SetId; SLOTS],
+    /// 0 marks a free slot; used slots come first.
+    refs: [PrefixRef; SLOTS],
+    /// Index of the overflow bucket, 0 for none (bucket 0 is primary, never a target).
+    next: u32,
+}
+
+/// Where an entry sits, for updates.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot {
+    bucket: usize,
+    slot: usize,
+}
+
+/// One entry as the lookup sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub hash: u32,
+    pub set: SetId,
+    pub prefix: PrefixRef,
+}
+
+#[derive(Clone)]
+pub(crate) struct PrefixTable {
+    buckets: Vec<Bucket>,
+    primary: usize,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl PrefixTable {
+    /// A table sized for `capacity` entries.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let primary = (capacity / TARGET_LOAD).max(1);
+        PrefixTable { buckets: vec![Bucket::default(); primary], primary, free: Vec::new(), len: 0 }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn home(&self, hash: u32) -> usize {
+        reduce(mix(hash, SALT), self.primary)
+    }
+
+    /// The entry for the prefix with hash `hash` and encoded bytes `key`.
+    #[inline]
+    pub fn find(&self, hash: u32, key: &[u8], arena: &PrefixArena) -> Option<Entry> {
+        self.locate(hash, key, arena).map(|s| self.entry(s))
+    }
+
+    pub fn locate(&self, hash: u32, key: &[u8], arena: &PrefixArena) -> Option<Slot> {
+        let mut b = self.home(hash);
+        loop {
+            let bucket = &self.buckets[b];
+            for i in 0..SLOTS {
+                if bucket.refs[i] == 0 {
+                    return None;
+                }
+                if bucket.tags[i] == hash && arena.bytes(bucket.refs[i]) == key {
+                    return Some(Slot { bucket: b, slot: i });
+                }
+            }
+            if bucket.next == 0 {
+                return None;
+            }
+            b = bucket.next as usize;
+        }
+    }
+
+    pub fn entry(&self, s: Slot) -> Entry {
+        let b = &self.buckets[s.bucket];
+        Entry { hash: b.tags[s.slot], set: b.sets[s.slot], prefix: b.refs[s.slot] }
+    }
+
+    pub fn set_set(&mut self, s: Slot, set: SetId) {
+        self.buckets[s.bucket].sets[s.slot] = set;
+    }
+
+    /// Adds an entry the caller knows is absent; grows the table when it is too full.
+    pub fn insert(&mut self, e: Entry) {
+        if self.len >= self.primary * MAX_LOAD {
+            self.resize(self.len / TARGET_LOAD + 1);
+        }
+        self.place(e);
+        self.len += 1;
+    }
+
+    fn place(&mut self, e: Entry) {
+        let mut b = self.home(e.hash);
+        loop {
+            let bucket = &mut self.buckets[b];
+            if let Some(i) = bucket.refs.iter().position(|&r| r == 0) {
+                bucket.tags[i] = e.hash;
+                bucket.sets[i] = e.set;
+                bucket.refs[i] = e.prefix;
+                return;
+            }
+            if bucket.next == 0 {
+                let fresh = match self.free.pop() {
+                    Some(f) => f,
+                    None => {
+                        if self.buckets.len() == self.buckets.capacity() {
+                            // The overflow area grows by an eighth of the primary
+                            // area at a time, not by doubling the whole table.
+                            self.buckets.reserve_exact(self.primary / 8 + 1);
+                        }
+                        self.buckets.push(Bucket::default());
+                        (self.buckets.len() - 1) as u32
+                    }
+                };
+                self.buckets[b].next = fresh;
+            }
+            b = self.buckets[b].next as usize;
+        }
+    }
+
+    /// Removes the entry at `s`, keeping each chain's entries contiguous: the chain's
+    /// last entry fills the hole, and an overflow bucket left empty is unlinked.
+    pub fn remove(&mut self, s: Slot) -> Entry {
+        let removed = self.entry(s);
+        // Overflow buckets are never left empty, so the chain's last entry is in
+        // its last bucket.
+        let mut prev = usize::MAX;
+        let mut last = self.home(removed.hash);
+        while self.buckets[last].next != 0 {
+            prev = last;
+            last = self.buckets[last].next as usize;
+        }
+        let used = self.buckets[last].refs.iter().take_while(|&&r| r != 0).count();
+        let li = used - 1;
+        let moved = Entry { hash: self.buckets[last].tags[li], set: self.buckets[last].sets[li], prefix: self.buckets[last].refs[li] };
+        let hole = &mut self.buckets[s.bucket];
+        hole.tags[s.slot] = moved.hash;
+        hole.sets[s.slot] = moved.set;
+        hole.refs[s.slot] = moved.prefix;
+        self.buckets[last].refs[li] = 0;
+        if li == 0 && prev != usize::MAX {
+            let empty = self.buckets[prev].next;
+            self.buckets[prev].next = self.buckets[empty as usize].next;
+            self.buckets[empty as usize].next = 0;
+            self.free.push(empty);
+        }
+        self.len -= 1;
+        removed
+    }
+
+    /// Rebuilds with `primary` buckets from the stored hashes alone.
+    fn resize(&mut self, primary: usize) {
+        let old = std::mem::replace(self, PrefixTable { buckets: vec![Bucket::default(); primary], primary, free: Vec::new(), len: 0 });
+        for e in old.iter() {
+            self.place(e);
+        }
+        self.len = old.len;
+    }
+
+    /// Every entry, in bucket order.
+    pub fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
+        self.buckets.iter().flat_map(|b| {
+            (0..SLOTS).take_while(move |&i| b.refs[i] != 0).map(move |i| Entry { hash: b.tags[i], set: b.sets[i], prefix: b.refs[i] })
+        })
+    }
+
+    /// Overflow buckets in use: a measure of how well the table is dimensioned.
+    pub fn overflow_buckets(&self) -> usize {
+        self.buckets.len() - self.primary - self.free.len()
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.buckets.capacity() * std::mem::size_of::<Bucket>() + self.free.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Bucket>(), 64);
+        assert_eq!(std::mem::align_of::<Bucket>(), 64);
+    }
+
+    /// Forces every key into one chain (all share a hash) to exercise overflow
+    /// buckets, hole filling, unlinking, and string compare on hash match.
+    #[test]
+    fn colliding_entries_chain_and_unchain() {
+        let mut arena = PrefixArena::default();
+        let mut t = PrefixTable::with_capacity(3);
+        let keys: Vec<Vec<u8>> = (0..23u8).map(|i| vec![i, i]).collect();
+        let refs: Vec<PrefixRef> = keys.iter().map(|k| arena.push(k)).collect();
+        for (i, &r) in refs.iter().enumerate() {
+            t.insert(Entry { hash: 42, set: i as u32, prefix: r });
+        }
+        assert_eq!(t.len(), 23);
+        assert!(t.overflow_buckets() >= 4);
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(t.find(42, k, &arena).map(|e| e.set), Some(i as u32));
+        }
+        assert_eq!(t.find(42, b"zz", &arena), None);
+        assert_eq!(t.find(43, &keys[0], &arena), None, "hash mismatch never compares bytes");
+        for (i, k) in keys.iter().enumerate().filter(|(i, _)| i % 3 != 1) {
+            let s = t.locate(42, k, &arena).unwrap();
+            assert_eq!(t.remove(s).set, i as u32);
+        }
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(t.find(42, k, &arena).is_some(), i % 3 == 1, "key {i}");
+        }
+        assert_eq!(t.len(), 8);
+        assert_eq!(t.iter().count(), 8);
+        assert!(t.overflow_buckets() <= 1, "emptied overflow buckets are unlinked");
+    }
+
+    #[test]
+    fn growth_keeps_every_entry_findable() {
+        let mut arena = PrefixArena::default();
+        let mut t = PrefixTable::with_capacity(1);
+        let keys: Vec<Vec<u8>> = (0..2000u32).map(|i| i.to_le_bytes().to_vec()).collect();
+        for (i, k) in keys.iter().enumerate() {
+            let r = arena.push(k);
+            t.insert(Entry { hash: crc32c::crc32c(k), set: i as u32, prefix: r });
+        }
+        assert!(t.primary >= 2000 / MAX_LOAD);
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(t.find(crc32c::crc32c(k), k, &arena).unwrap().set, i as u32);
+        }
+    }
+}
