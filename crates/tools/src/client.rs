@@ -24,6 +24,9 @@ use trajan_wire::{Data, Interest, LpPacket, Name, NackReason, MAX_PACKET_SIZE};
 use crate::reassembly::Reassembler;
 use crate::transport::{resolve_transport, Transport};
 
+/// The largest stream frame accepted: a maximum-size packet plus room for the
+/// NDNLPv2 headers (PitToken, IncomingFaceId, ...) a forwarder wraps around it.
+pub const MAX_FRAME: usize = MAX_PACKET_SIZE + 256;
 /// How long a management command may take; NFD answers in well under a second.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(4);
 /// Interests that arrive while the client waits for something else are kept for
@@ -33,6 +36,11 @@ pub const MAX_BACKLOG: usize = 1024;
 pub const MAX_DATASET_BYTES: usize = 64 << 20;
 /// A dataset with more segments than this is refused, for the same reason.
 pub const MAX_DATASET_SEGMENTS: u64 = 65536;
+/// Receive buffer requested for UDP transports.
+const UDP_RECV_BUFFER: usize = 4 << 20;
+/// How long a producer whose work is done keeps its face open after the last
+/// Interest (see [`Client::serve`]).
+pub const QUIET_BEFORE_EXIT: Duration = Duration::from_millis(300);
 /// How long the serve loop blocks before rechecking its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(100);
 
@@ -50,15 +58,20 @@ pub struct ClientArgs {
 pub enum Packet {
     /// An Interest for a prefix this client registered, with the PitToken to echo.
     Interest { interest: Interest, pit_token: Option<Bytes> },
+    /// A Data packet, answering one of this client's Interests (or arriving late).
     Data(Data),
+    /// The forwarder refused one of this client's Interests.
     Nack { reason: NackReason, interest: Interest },
 }
 
 /// The outcome of one expressed Interest.
 #[derive(Debug, Clone)]
 pub enum Reply {
+    /// The Data that satisfied it.
     Data(Data),
+    /// The forwarder or an upstream refused it.
     Nack(NackReason),
+    /// Its lifetime passed with no answer.
     Timeout,
 }
 
@@ -122,6 +135,10 @@ impl Client {
                 };
                 let s = UdpSocket::bind(bind).with_context(ctx)?;
                 s.connect(peer).with_context(ctx)?;
+                // A window of large Data arrives as bursts of fragments; the default
+                // buffer (about 200 KiB) overflows and costs a retransmission timeout.
+                // The kernel caps the request at net.core.rmem_max, which is fine.
+                let _ = socket2::SockRef::from(&s).set_recv_buffer_size(UDP_RECV_BUFFER);
                 (Link::Udp(s), peer.ip().is_loopback())
             }
         };
@@ -180,7 +197,7 @@ impl Client {
     fn recv_frame(&mut self, deadline: Instant) -> anyhow::Result<Option<Bytes>> {
         loop {
             if !matches!(self.link, Link::Udp(_)) {
-                match frame_len(&self.rx, MAX_PACKET_SIZE) {
+                match frame_len(&self.rx, MAX_FRAME) {
                     Ok(Some(n)) => return Ok(Some(self.rx.split_to(n).freeze())),
                     Ok(None) => {}
                     Err(e) => bail!("corrupt stream from the forwarder at {}: {e}", self.transport),
@@ -376,9 +393,28 @@ impl Client {
 
     /// Producer loop: hands every incoming Interest to `on_interest` and sends the
     /// Data it returns, until `stop` is set (checked at least every 100 ms).
-    pub fn serve(&mut self, stop: &AtomicBool, mut on_interest: impl FnMut(&Interest) -> Option<Bytes>) -> anyhow::Result<()> {
+    pub fn serve(&mut self, stop: &AtomicBool, on_interest: impl FnMut(&Interest) -> Option<Bytes>) -> anyhow::Result<()> {
+        self.serve_until_done(stop, &AtomicBool::new(false), on_interest)
+    }
+
+    /// [`Client::serve`] that also returns once `done` is set and no Interest has
+    /// come for [`QUIET_BEFORE_EXIT`].
+    ///
+    /// The quiet period matters: a forwarder may drop the Data a face sent just
+    /// before closing (ndnd does), and it lets retransmissions be answered.
+    pub fn serve_until_done(
+        &mut self,
+        stop: &AtomicBool,
+        done: &AtomicBool,
+        mut on_interest: impl FnMut(&Interest) -> Option<Bytes>,
+    ) -> anyhow::Result<()> {
+        let mut last_interest = Instant::now();
         while !stop.load(Ordering::Relaxed) {
+            if done.load(Ordering::Relaxed) && last_interest.elapsed() >= QUIET_BEFORE_EXIT {
+                break;
+            }
             if let Some(Packet::Interest { interest, pit_token }) = self.recv(Instant::now() + STOP_POLL)? {
+                last_interest = Instant::now();
                 if let Some(data) = on_interest(&interest) {
                     self.send_data(&data, pit_token.as_ref())?;
                 }
@@ -391,8 +427,11 @@ impl Client {
 /// What happened to one of a [`Pipeline`]'s Interests.
 #[derive(Debug, Clone)]
 pub enum Event<K> {
+    /// The Interest tagged K was satisfied.
     Data(K, Data),
+    /// The Interest tagged K was refused.
     Nack(K, NackReason),
+    /// The Interest tagged K outlived its lifetime.
     Timeout(K),
 }
 
@@ -570,6 +609,35 @@ mod tests {
         }
         server.join().unwrap();
         assert_eq!(c.malformed, 0);
+    }
+
+    /// A producer answers, echoing the PitToken, and leaves once done and quiet.
+    #[test]
+    fn serves_until_done_and_quiet() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fw.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let mut c = Client::connect(&Transport::Unix(path)).unwrap();
+        let (mut peer, _) = listener.accept().unwrap();
+        let headers = LpHeaders { pit_token: Some(Bytes::from_static(b"pt")), ..Default::default() };
+        peer.write_all(&LpPacket::wrap(&Interest::new("/p/1".parse().unwrap()).encode(), &headers)).unwrap();
+        let (stop, done) = (AtomicBool::new(false), AtomicBool::new(false));
+        let mut answered = Vec::new();
+        c.serve_until_done(&stop, &done, |i| {
+            answered.push(i.name.to_string());
+            done.store(true, Ordering::Relaxed);
+            Some(DataBuilder::new(i.name.clone()).build(b"d"))
+        })
+        .unwrap();
+        assert_eq!(answered, ["/p/1"]);
+        let mut buf = vec![0u8; 512];
+        let n = peer.read(&mut buf).unwrap();
+        let lp = LpPacket::decode(&Bytes::copy_from_slice(&buf[..n])).unwrap();
+        assert_eq!(lp.headers.pit_token.as_deref(), Some(&b"pt"[..]));
+        assert_eq!(Data::decode(&lp.fragment.unwrap()).unwrap().name.to_string(), "/p/1");
+        // A stop request ends it even when never done.
+        stop.store(true, Ordering::Relaxed);
+        c.serve(&stop, |_| None).unwrap();
     }
 
     #[test]

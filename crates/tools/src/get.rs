@@ -82,6 +82,15 @@ impl Assembly {
         self.wants(seg) && seg < self.next_write.saturating_add(MAX_REORDER)
     }
 
+    /// The first segment from `seg` on that is still needed (or the one past the final).
+    pub fn next_wanted(&self, mut seg: u64) -> u64 {
+        seg = seg.max(self.next_write);
+        while self.waiting.contains_key(&seg) {
+            seg += 1;
+        }
+        seg
+    }
+
     /// Every segment up to the final one has been written.
     pub fn is_complete(&self) -> bool {
         self.final_seg.is_some_and(|f| self.next_write > f)
@@ -240,11 +249,14 @@ impl Fetch<'_> {
                         due.remove(&(t, s));
                         s
                     }
-                    _ if self.asm.may_request(next_new) => {
+                    _ => {
+                        next_new = self.asm.next_wanted(next_new);
+                        if !self.asm.may_request(next_new) {
+                            break;
+                        }
                         next_new += 1;
                         next_new - 1
                     }
-                    _ => break,
                 };
                 if self.asm.wants(seg) {
                     let i = self.interest(versioned.append_number(SEGMENT_COMPONENT, seg));
@@ -287,13 +299,17 @@ fn nack_name(r: NackReason) -> String {
 /// What a completed fetch did, for the summary line.
 #[derive(Debug, Clone)]
 pub struct Summary {
+    /// The name with its version, as discovered or given.
     pub versioned: Name,
+    /// Content bytes written.
     pub bytes: u64,
+    /// Segments in the object.
     pub segments: u64,
     /// Segments whose DigestSha256 signature was checked.
     pub digest_verified: u64,
     /// Segments per other SignatureType, which cannot be checked without keys.
     pub unverified: BTreeMap<u64, u64>,
+    /// Interests sent again after a timeout or Nack.
     pub retransmissions: u64,
 }
 
@@ -341,7 +357,7 @@ pub fn run(args: GetArgs) -> anyhow::Result<()> {
             }
             r?
         }
-        None => fetch(&args, &mut std::io::stdout().lock())?,
+        None => fetch(&args, &mut BufWriter::new(std::io::stdout()))?,
     };
     let secs = start.elapsed().as_secs_f64();
     let unverified: u64 = summary.unverified.values().sum();
@@ -392,6 +408,12 @@ mod tests {
         assert_eq!(out, b"abcd");
         assert!(a.is_complete());
         assert_eq!(a.bytes(), 4);
+        assert_eq!(a.next_wanted(0), 4);
+        let mut gap = Assembly::new();
+        gap.accept(0, None, b("a"), &mut out).unwrap();
+        gap.accept(2, None, b("c"), &mut out).unwrap();
+        gap.accept(3, None, b("d"), &mut out).unwrap();
+        assert_eq!((gap.next_wanted(0), gap.next_wanted(2), gap.next_wanted(5)), (1, 4, 5));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::client::{Client, ClientArgs};
 /// Arguments of `trajan route`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RouteArgs {
+    /// What to do with routes.
     #[command(subcommand)]
     pub command: RouteCommand,
     #[command(flatten)]
@@ -26,9 +27,11 @@ pub struct RouteArgs {
 pub enum RouteCommand {
     /// Add a route: Interests under PREFIX go to NEXTHOP (rib/register)
     Add {
+        /// Name prefix the route is for
         prefix: String,
         /// Face ID, or the URI of an existing face
         nexthop: String,
+        /// Route cost; strategies prefer lower costs
         #[arg(long, default_value_t = 0)]
         cost: u64,
         /// Route origin (255 static, 0 app, 128 nlsr)
@@ -46,14 +49,17 @@ pub enum RouteCommand {
     },
     /// Remove a route (rib/unregister)
     Remove {
+        /// Name prefix the route is for
         prefix: String,
         /// Face ID, or the URI of an existing face
         nexthop: String,
+        /// Origin of the route to remove
         #[arg(long, default_value_t = ORIGIN_STATIC)]
         origin: u64,
     },
     /// List routes (rib/list), or the forwarding table with --fib (fib/list)
     List {
+        /// Show the forwarding table (FIB) instead of the routes (RIB)
         #[arg(long)]
         fib: bool,
     },
@@ -62,6 +68,7 @@ pub enum RouteCommand {
 /// Arguments of `trajan face`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct FaceArgs {
+    /// What to do with faces.
     #[command(subcommand)]
     pub command: FaceCommand,
     #[command(flatten)]
@@ -73,7 +80,9 @@ pub struct FaceArgs {
 pub enum FaceCommand {
     /// Create a face to a remote URI such as udp4://192.0.2.1:6363 (faces/create)
     Create {
+        /// Remote face URI
         uri: String,
+        /// persistent faces close on errors; permanent ones reconnect
         #[arg(long, default_value = "persistent", value_parser = ["persistent", "permanent"])]
         persistency: String,
         /// MTU for UDP faces
@@ -81,7 +90,10 @@ pub enum FaceCommand {
         mtu: Option<u64>,
     },
     /// Destroy a face given by ID or URI (faces/destroy)
-    Destroy { face: String },
+    Destroy {
+        /// Face ID or remote URI
+        face: String,
+    },
     /// List faces (faces/list)
     List,
 }

@@ -2,8 +2,7 @@
 //! ndnping/ndnpingserver (Interests `<prefix>/ping/<sequence number as text>`).
 
 use std::collections::HashMap;
-use std::io::Write;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -23,7 +22,7 @@ const SERVER_CONTENT: &[u8] = b"Trajan ping";
 pub struct PingArgs {
     /// Prefix to ping (or, with --serve, to answer pings for)
     pub prefix: String,
-    /// Stop after COUNT pings (with --serve: after answering COUNT) [default: until interrupted]
+    /// Stop after COUNT pings (with --serve: after answering COUNT and a quiet moment) [default: until interrupted]
     #[arg(short = 'c', long)]
     pub count: Option<u64>,
     /// Milliseconds between pings
@@ -47,7 +46,9 @@ fn ping_prefix(prefix: &Name) -> Name {
 /// Round-trip statistics, as ping prints them.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Stats {
+    /// Pings sent.
     pub sent: u64,
+    /// Pings answered by a Nack (counted as lost).
     pub nacked: u64,
     /// Round-trip times of the answered pings, in milliseconds.
     pub rtts: Vec<f64>,
@@ -86,8 +87,7 @@ fn run_client(args: &PingArgs, prefix: &Name) -> anyhow::Result<()> {
     let mut sent_at: HashMap<u64, Instant> = HashMap::new();
     let mut stats = Stats::default();
     let mut next_send = Instant::now();
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "PING {base}")?;
+    println!("PING {base}");
     while !stop.load(Ordering::Relaxed) {
         let more = args.count.is_none_or(|c| stats.sent < c);
         if !more && pipeline.is_empty() {
@@ -120,10 +120,10 @@ fn run_client(args: &PingArgs, prefix: &Name) -> anyhow::Result<()> {
                 Event::Timeout(s) => (s, format!("timeout from {prefix}: seq={s}")),
             };
             sent_at.remove(&s);
-            writeln!(out, "{line}")?;
+            println!("{line}");
         }
     }
-    writeln!(out, "\n{}", stats.summary(prefix))?;
+    println!("\n{}", stats.summary(prefix));
     if stats.sent > 0 && stats.rtts.is_empty() {
         bail!("no reply from {prefix}: all {} pings lost", stats.sent);
     }
@@ -137,22 +137,20 @@ fn is_ping(base: &Name, interest: &Interest) -> bool {
 
 fn run_server(args: &PingArgs, prefix: &Name) -> anyhow::Result<()> {
     let stop = stop_flag(None)?;
-    let stop_after_count = std::sync::Arc::clone(&stop);
+    let done = AtomicBool::new(false);
     let mut client = Client::from_args(&args.client)?;
     let base = ping_prefix(prefix);
     client.register(&base).with_context(|| format!("registering {base}"))?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "READY ping server {base}")?;
-    out.flush()?;
+    println!("READY ping server {base}");
     let mut answered = 0u64;
-    client.serve(&stop, |interest| {
+    client.serve_until_done(&stop, &done, |interest| {
         if !is_ping(&base, interest) {
             return None;
         }
-        let _ = writeln!(out, "interest received: {}", interest.name);
+        println!("interest received: {}", interest.name);
         answered += 1;
         if args.count.is_some_and(|c| answered >= c) {
-            stop_after_count.store(true, Ordering::Relaxed);
+            done.store(true, Ordering::Relaxed);
         }
         Some(DataBuilder::new(interest.name.clone()).freshness_ms(SERVER_FRESHNESS_MS).build(SERVER_CONTENT))
     })?;

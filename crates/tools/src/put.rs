@@ -1,17 +1,21 @@
 //! `trajan put`: publishes a file as versioned, segmented Data
 //! (`<prefix>/v=<ms>/seg=<n>`, FinalBlockId on every segment) and serves it until
-//! stopped, like ndnputchunks and `ndnd put`. A CanBePrefix Interest for the prefix
-//! (version discovery, as ndncatchunks and `trajan get` send) gets segment 0.
+//! stopped, like ndnputchunks and `ndnd put`. Both ways of discovering the version
+//! are answered: a CanBePrefix Interest for the prefix (as `trajan get` sends) gets
+//! segment 0, and an RDR metadata Interest `<prefix>/32=metadata` (as ndncatchunks
+//! and `ndnd cat` send) gets `<prefix>/32=metadata/v=<ms>/seg=0` whose content names
+//! the version.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use trajan_wire::data::DataBuilder;
-use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
+use trajan_wire::tlv::write_tlv;
+use trajan_wire::types::{FINAL_BLOCK_ID, KEYWORD_COMPONENT, SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name, MAX_PACKET_SIZE};
 
 use crate::client::{now_ms, Client, ClientArgs};
@@ -20,6 +24,9 @@ use crate::stop::stop_flag;
 /// Content bytes per segment by default: the largest round number whose Data, with
 /// a name of a few hundred bytes, still fits NDN's 8800-byte packet limit.
 pub const DEFAULT_SEGMENT_SIZE: usize = 8000;
+
+/// The keyword component of RDR metadata names (`32=metadata`).
+pub const RDR_METADATA: &[u8] = b"metadata";
 
 /// Arguments of `trajan put`.
 #[derive(clap::Args, Debug, Clone)]
@@ -34,7 +41,7 @@ pub struct PutArgs {
     /// Content bytes per segment
     #[arg(long, default_value_t = DEFAULT_SEGMENT_SIZE, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
     pub segment_size: usize,
-    /// Exit once every segment has been sent at least once
+    /// Exit once every segment has been sent at least once (and Interests have stopped coming)
     #[arg(long)]
     pub once: bool,
     /// Exit after this many seconds
@@ -49,6 +56,10 @@ pub struct PutArgs {
 pub struct Publication {
     versioned: Name,
     segments: Vec<Bytes>,
+    /// `<prefix>/32=metadata`, the name of the RDR metadata Data, and its encoding.
+    metadata_prefix: Name,
+    metadata_name: Name,
+    metadata: Bytes,
 }
 
 impl Publication {
@@ -73,7 +84,14 @@ impl Publication {
         if let Some(big) = segments.iter().find(|s| s.len() > MAX_PACKET_SIZE) {
             bail!("a segment encodes to {} bytes, over the {MAX_PACKET_SIZE}-byte packet limit: lower --segment-size", big.len());
         }
-        Ok(Publication { versioned, segments })
+        // RDR metadata content: the versioned Name, plus the FinalBlockId as ndnd adds it.
+        let metadata_prefix = prefix.append(KEYWORD_COMPONENT, RDR_METADATA);
+        let mut meta_content = versioned.to_wire();
+        let final_id = Name::root().append_number(SEGMENT_COMPONENT, last);
+        write_tlv(&mut meta_content, FINAL_BLOCK_ID, final_id.value());
+        let metadata_name = metadata_prefix.append_number(VERSION_COMPONENT, version).append_number(SEGMENT_COMPONENT, 0);
+        let metadata = DataBuilder::new(metadata_name.clone()).freshness_ms(freshness_ms).final_segment(0).build(&meta_content);
+        Ok(Publication { versioned, segments, metadata_prefix, metadata_name, metadata })
     }
 
     /// `<prefix>/v=<version>`.
@@ -91,16 +109,21 @@ impl Publication {
         self.segments.is_empty()
     }
 
-    /// The segment answering `interest`, if any: an exact segment name, or segment 0
-    /// for a CanBePrefix Interest whose name is a prefix of segment 0's.
-    pub fn answer(&self, interest: &Interest) -> Option<(usize, &Bytes)> {
+    /// The Data answering `interest`, if any, with its segment number (`None` for
+    /// the RDR metadata): an exact segment name, segment 0 for a CanBePrefix
+    /// Interest whose name is a prefix of segment 0's, or the metadata for a
+    /// CanBePrefix Interest under `<prefix>/32=metadata`.
+    pub fn answer(&self, interest: &Interest) -> Option<(Option<usize>, &Bytes)> {
         let n = &interest.name;
+        if interest.can_be_prefix && self.metadata_prefix.is_prefix_of(n) {
+            return n.is_prefix_of(&self.metadata_name).then_some((None, &self.metadata));
+        }
         if n.len() == self.versioned.len() + 1 && self.versioned.is_prefix_of(n) {
             let seg = usize::try_from(n.segment()?).ok()?;
-            return self.segments.get(seg).map(|d| (seg, d));
+            return self.segments.get(seg).map(|d| (Some(seg), d));
         }
         if interest.can_be_prefix && n.is_prefix_of(&self.versioned) {
-            return self.segments.first().map(|d| (0, d));
+            return self.segments.first().map(|d| (Some(0), d));
         }
         None
     }
@@ -125,19 +148,19 @@ pub fn run(args: PutArgs) -> anyhow::Result<()> {
     let stop = stop_flag(args.exit_after_seconds.map(Duration::from_secs))?;
     let mut client = Client::from_args(&args.client)?;
     client.register(&prefix).with_context(|| format!("registering {prefix}"))?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "READY {} segments={} bytes={}", publication.versioned_name(), publication.len(), content.len())?;
-    out.flush()?;
+    // Printed per line, never holding the stdout lock: the tools also run as
+    // threads of one process (tests), where a held lock would stall the others.
+    println!("READY {} segments={} bytes={}", publication.versioned_name(), publication.len(), content.len());
     let mut sent = vec![false; publication.len()];
     let (mut unsent, mut interests) = (publication.len(), 0u64);
-    let stop_when_done = std::sync::Arc::clone(&stop);
-    client.serve(&stop, |interest| {
+    let done = AtomicBool::new(false);
+    client.serve_until_done(&stop, &done, |interest| {
         let (seg, data) = publication.answer(interest)?;
         interests += 1;
-        if !std::mem::replace(&mut sent[seg], true) {
+        if seg.is_some_and(|seg| !std::mem::replace(&mut sent[seg], true)) {
             unsent -= 1;
             if args.once && unsent == 0 {
-                stop_when_done.store(true, Ordering::Relaxed);
+                done.store(true, Ordering::Relaxed);
             }
         }
         Some(data.clone())
@@ -193,11 +216,20 @@ mod tests {
             i.can_be_prefix = cbp;
             p.answer(&i).map(|(seg, _)| seg)
         };
-        assert_eq!(ask("/f/v=42/seg=2", false), Some(2));
+        assert_eq!(ask("/f/v=42/seg=2", false), Some(Some(2)));
         assert_eq!(ask("/f/v=42/seg=3", false), None);
         assert_eq!(ask("/f/v=41/seg=0", false), None);
-        assert_eq!(ask("/f", true), Some(0));
-        assert_eq!(ask("/f/v=42", true), Some(0));
+        assert_eq!(ask("/f", true), Some(Some(0)));
+        assert_eq!(ask("/f/v=42", true), Some(Some(0)));
+        assert_eq!(ask("/f/32=metadata", true), Some(None));
+        assert_eq!(ask("/f/32=metadata", false), None);
+        assert_eq!(ask("/f/32=metadata/v=1", true), None);
+        let mut i = Interest::new("/f/32=metadata".parse().unwrap());
+        i.can_be_prefix = true;
+        let meta = Data::decode(p.answer(&i).unwrap().1).unwrap();
+        assert_eq!(meta.name.to_string(), "/f/32=metadata/v=42/seg=0");
+        let named = Name::from_wire(&meta.content.slice(..p.versioned_name().to_wire().len())).unwrap();
+        assert_eq!(&named, p.versioned_name());
         assert_eq!(ask("/f", false), None);
         assert_eq!(ask("/g", true), None);
         assert_eq!(ask("/f/v=42/seg=1/x", true), None);

@@ -16,8 +16,11 @@ use crate::name::Name;
 use crate::tlv::{decode_outer, read_header, read_nonneg, write_nonneg, write_tlv, TlvReader};
 use crate::types::*;
 
+/// InterestSignatureInfo field: random bytes against replay.
 pub const SIGNATURE_NONCE: u32 = 0x26;
+/// InterestSignatureInfo field: signing time, ms since the Unix epoch.
 pub const SIGNATURE_TIME: u32 = 0x28;
+/// InterestSignatureInfo field: a per-signer counter.
 pub const SIGNATURE_SEQ_NUM: u32 = 0x2a;
 
 /// The anti-replay fields of an InterestSignatureInfo. A forwarder that checks
