@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod engine;
+pub mod fib;
 pub mod workload;
 
 /// `trajan bench ...`: the benchmark programs.
@@ -19,6 +20,9 @@ pub enum BenchCommand {
     /// The forwarding engine from memory: exchanges/s, per-stage ns, latency,
     /// allocations and bytes per table entry, for a seeded workload.
     Engine(engine::EngineArgs),
+    /// The FIB alone, variants side by side: lookups/s, false-positive rate, bytes
+    /// per prefix, build time and update rates (one JSON line per result with --json).
+    Fib(fib::FibArgs),
 }
 
 /// Runs a benchmark and prints its report (one JSON line with `--json`, else a table).
@@ -33,5 +37,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        BenchCommand::Fib(a) => fib::run(&a, |r| {
+            if a.json {
+                println!("{}", serde_json::to_string(r).expect("report serialises"));
+            } else {
+                fib::print_line(r);
+            }
+        }),
     }
 }
