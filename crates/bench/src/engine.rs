@@ -210,6 +210,9 @@ pub struct Report {
     pub engine_s: f64,
     /// Seconds of the timed loop, harness included.
     pub wall_s: f64,
+    /// Share of `wall_s` this thread spent on a CPU (Linux schedstat); below 1 the
+    /// machine's other work preempted the run and every time figure is inflated.
+    pub cpu_share: Option<f64>,
     pub exchanges_per_sec: f64,
     pub packets_per_sec: f64,
     pub ns_per_exchange: f64,
@@ -603,6 +606,7 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
 
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
     let mut t = Tally::default();
+    let cpu_before = thread_cpu_ns();
     let timed = Instant::now();
     let limit = Duration::from_secs_f64(args.duration.max(0.0));
     loop {
@@ -616,6 +620,7 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
         b.round(&mut t, Some(&mut hist), false);
     }
     let wall_s = timed.elapsed().as_secs_f64();
+    let cpu_share = cpu_before.zip(thread_cpu_ns()).map(|(a, b)| (b - a) as f64 / 1e9 / wall_s);
 
     let allocs_per_packet = counting.then(|| {
         let mut c = Tally::default();
@@ -649,6 +654,7 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
         packets: t.packets,
         engine_s,
         wall_s,
+        cpu_share,
         exchanges_per_sec: per_sec(t.exchanges),
         packets_per_sec: per_sec(t.packets),
         ns_per_exchange: if t.exchanges > 0 { engine_s * 1e9 / t.exchanges as f64 } else { 0.0 },
@@ -665,6 +671,12 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
         data_wire_bytes: b.data.mean_len(),
         setup_s,
     })
+}
+
+/// Nanoseconds the calling thread has spent on a CPU, from Linux's schedstat;
+/// `None` elsewhere.
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 /// ns per item of `f` over `items`, best of `passes` passes (the least disturbed).
@@ -834,6 +846,9 @@ pub fn print_table(r: &Report) {
     println!();
     println!("  exchanges/s        {:>12.0}   ({} exchanges in {:.2} s of engine time, {:.2} s wall)", r.exchanges_per_sec, r.exchanges, r.engine_s, r.wall_s);
     println!("  packets/s          {:>12.0}", r.packets_per_sec);
+    if let Some(share) = r.cpu_share {
+        println!("  CPU share          {share:>12.2}   (of the timed loop's wall time this thread ran; < 1 means preempted)");
+    }
     println!("  ns/exchange        {:>12.1}", r.ns_per_exchange);
     println!("  allocs/packet      {alloc:>12}");
     println!("  CS hit ratio       {:>12.3}", r.cs_hit_ratio);

@@ -57,6 +57,7 @@ fn worst_case_answers_every_interest_through_the_producer() {
         "exchanges_per_sec",
         "packets_per_sec",
         "ns_per_exchange",
+        "cpu_share",
         "allocs_per_packet",
         "stage_ns",
         "latency_ns",
