@@ -7,6 +7,7 @@ pub mod daemon;
 pub mod logging;
 pub mod mgmt;
 pub mod rib;
+pub mod topology;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{stop_on_signals, Daemon, StartError};
