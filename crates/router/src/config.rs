@@ -29,6 +29,7 @@ pub struct Config {
     pub faces: FacesConfig,
     pub tables: TablesConfig,
     pub log: LogConfig,
+    pub workers: WorkersConfig,
     #[serde(default)]
     pub routes: Vec<RouteConfig>,
     #[serde(default)]
@@ -54,6 +55,17 @@ pub struct TablesConfig {
     pub cs_capacity: usize,
     pub pit_capacity: usize,
     pub dead_nonce_lifetime_ms: u64,
+}
+
+/// Forwarding threads (Augustus' sharded workers).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkersConfig {
+    /// Forwarding threads; 0 means one per physical core of this machine.
+    pub count: usize,
+    /// CPUs to pin the workers to, one each, overriding the automatic placement;
+    /// when set, `count` must be 0 or match its length.
+    pub cores: Vec<usize>,
 }
 
 /// Logging.
@@ -132,6 +144,9 @@ impl Config {
                 return Err(invalid(&format!("strategies[{i}].strategy"), format!("unknown strategy `{}` (best-route, multicast)", s.strategy)));
             }
         }
+        if !self.workers.cores.is_empty() && self.workers.count != 0 && self.workers.count != self.workers.cores.len() {
+            return Err(invalid("workers.cores", format!("{} cores listed for workers.count = {}", self.workers.cores.len(), self.workers.count)));
+        }
         if !matches!(self.log.level.as_str(), "error" | "warn" | "info" | "debug" | "trace") {
             return Err(invalid("log.level", format!("`{}` is not one of error, warn, info, debug, trace", self.log.level)));
         }
@@ -148,6 +163,7 @@ struct PartialCheck {
     faces: Option<PartialFaces>,
     tables: Option<PartialTables>,
     log: Option<PartialLog>,
+    workers: Option<PartialWorkers>,
     routes: Option<Vec<RouteConfig>>,
     strategies: Option<Vec<StrategyConfig>>,
 }
@@ -170,6 +186,14 @@ struct PartialTables {
     cs_capacity: Option<usize>,
     pit_capacity: Option<usize>,
     dead_nonce_lifetime_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PartialWorkers {
+    count: Option<usize>,
+    cores: Option<Vec<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -235,6 +259,16 @@ mod tests {
     fn wrong_type_names_line() {
         let e = Config::parse("[faces]\nudp_listen = [\"not an address\"]\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn workers_default_to_auto_and_cores_must_match_count() {
+        let c = Config::default_config();
+        assert_eq!((c.workers.count, c.workers.cores.len()), (0, 0));
+        let c = Config::parse("[workers]\ncores = [1, 0]\n", "t").unwrap();
+        assert_eq!(c.workers.cores, vec![1, 0]);
+        let e = Config::parse("[workers]\ncount = 3\ncores = [0]\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("workers.cores"), "{e}");
     }
 
     #[test]

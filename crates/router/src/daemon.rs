@@ -1,6 +1,12 @@
 //! The daemon's event loop: one thread that polls the faces, runs each burst through
 //! the engine, hands management Interests to [`crate::mgmt::Management`], sends what
 //! the engine emits and fires timers. It is the thin shell around the sans-I/O engine.
+//!
+//! With one worker the engine runs on this thread. With several, this thread is
+//! Augustus' dispatcher: it hands each packet to the worker owning its name
+//! ([`crate::workers`]), sends what workers return, and keeps a *control replica*
+//! of the tables (faces, FIB, strategies) that management reads and changes; each
+//! change is then broadcast to the workers' replicas.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,6 +20,8 @@ use trajan_wire::Name;
 use crate::config::Config;
 use crate::mgmt::Management;
 use crate::rib::{Rib, Route, ORIGIN_STATIC};
+use crate::topology::{Placement, Topology};
+use crate::workers::{Change, Workers};
 
 /// Longest the loop sleeps in poll, so shutdown requests and timers are noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(100);
@@ -25,14 +33,19 @@ pub enum StartError {
     Io(#[from] trajan_io::IoError),
     #[error("static route {prefix} via {face}: {message}")]
     Route { prefix: String, face: String, message: String },
+    #[error("workers: {0}")]
+    Workers(String),
 }
 
 /// Everything one forwarding loop owns.
 pub struct Daemon {
     pub io: Io,
+    /// The engine itself with one worker; the control replica with several.
     pub fwd: Forwarder,
     pub rib: Rib,
     pub mgmt: Management,
+    /// The forwarding workers, when there are several.
+    pub workers: Option<Workers>,
     epoch: Instant,
     events: Vec<IoEvent>,
     burst: Vec<(u32, Bytes)>,
@@ -50,32 +63,20 @@ impl Daemon {
             stream_queue_bytes: cfg.faces.stream_queue_bytes,
             ..IoConfig::default()
         };
+        let placement = placement(cfg)?;
         let io = Io::new(io_cfg)?;
-        let engine_cfg = EngineConfig {
-            cs_capacity: cfg.tables.cs_capacity,
-            pit_capacity: cfg.tables.pit_capacity,
-            dead_nonce_lifetime_ms: cfg.tables.dead_nonce_lifetime_ms,
-            ..EngineConfig::default()
-        };
-        let mut fwd = Forwarder::new(&engine_cfg, 0);
-        fwd.add_face(INTERNAL_FACE, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
-        for prefix in ["/localhost/nfd", "/localhop/nfd"] {
-            fwd.fib.add_nexthop(&prefix.parse().expect("static name"), INTERNAL_FACE, 0);
-        }
+        let fwd = new_forwarder(cfg, 1, 0);
         let mut d = Daemon {
             io,
             fwd,
             rib: Rib::new(0),
             mgmt: Management::new(),
+            workers: None,
             epoch: Instant::now(),
             events: Vec::with_capacity(256),
             burst: Vec::with_capacity(256),
             out: Vec::with_capacity(256),
         };
-        for s in &cfg.strategies {
-            let kind = if s.strategy == "multicast" { StrategyKind::Multicast } else { StrategyKind::BestRoute };
-            d.fwd.strategies.insert(&s.prefix.parse().expect("validated"), kind);
-        }
         for r in &cfg.routes {
             let err = |message: String| StartError::Route { prefix: r.prefix.clone(), face: r.face.clone(), message };
             let info = d.io.create_face(&r.face, Persistency::Permanent).map_err(|e| err(e.to_string()))?;
@@ -83,6 +84,23 @@ impl Daemon {
             let prefix: Name = r.prefix.parse().map_err(|e: trajan_wire::WireError| err(e.to_string()))?;
             let route = Route { face: info.id, origin: ORIGIN_STATIC, cost: r.cost, flags: 1, expires_ms: None };
             d.rib.register(&mut d.fwd.fib, &prefix, route);
+        }
+        if placement.len() > 1 {
+            // Each worker starts as a copy of the configured control replica.
+            let fwds = (0..placement.len())
+                .map(|w| {
+                    let mut f = new_forwarder(cfg, placement.len(), w as u64);
+                    for c in replica_changes(&d.fwd) {
+                        c.apply(&mut f);
+                    }
+                    f
+                })
+                .collect();
+            let waker = d.io.waker();
+            let wake = Arc::new(move || {
+                let _ = waker.wake();
+            });
+            d.workers = Some(Workers::start(fwds, &placement, wake, d.epoch).map_err(|e| StartError::Workers(e.to_string()))?);
         }
         Ok(d)
     }
@@ -92,10 +110,13 @@ impl Daemon {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// Tells the engine about a face the I/O layer opened.
+    /// Tells the engine (every worker) about a face the I/O layer opened.
     pub fn face_up(&mut self, info: &FaceInfo) {
         let meta = FaceMeta { local: info.local_scope, local_fields: false, point_to_point: true, ..Default::default() };
         self.fwd.add_face(info.id, meta);
+        if let Some(w) = &mut self.workers {
+            w.broadcast(Change::face(&self.fwd, info.id));
+        }
     }
 
     /// Runs until `stop` is set (by a signal handler or a test).
@@ -110,6 +131,9 @@ impl Daemon {
 
     /// One iteration: poll, forward, manage, send, fire timers.
     pub fn run_once(&mut self) -> std::io::Result<()> {
+        if self.workers.is_some() {
+            return self.dispatch_once();
+        }
         let now = self.now_ms();
         let deadline = [self.fwd.next_deadline(), self.rib.next_deadline()].into_iter().flatten().min();
         let timeout = deadline.map_or(MAX_POLL, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_POLL));
@@ -140,10 +164,66 @@ impl Daemon {
         Ok(())
     }
 
+    /// One iteration with workers: poll, hand packets to their owners, send what
+    /// the workers returned, answer management, expire routes.
+    fn dispatch_once(&mut self) -> std::io::Result<()> {
+        let now = self.now_ms();
+        let timeout = self.rib.next_deadline().map_or(MAX_POLL, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_POLL));
+        let workers = self.workers.as_ref().expect("dispatch mode");
+        let timeout = if workers.may_sleep() { timeout } else { Duration::ZERO };
+        let mut events = std::mem::take(&mut self.events);
+        let polled = self.io.poll(Some(timeout), &mut events);
+        self.workers.as_ref().expect("dispatch mode").awake();
+        polled?;
+        for ev in events.drain(..) {
+            match ev {
+                IoEvent::FaceUp(info) => {
+                    tracing::debug!(face = info.id, remote = %info.remote_uri, "face up");
+                    self.face_up(&info);
+                }
+                IoEvent::FaceDown(id) => {
+                    tracing::debug!(face = id, "face down");
+                    self.face_down(id);
+                }
+                IoEvent::Packet { face, pkt } => self.workers.as_mut().expect("dispatch mode").dispatch(face, pkt),
+            }
+        }
+        self.events = events;
+        let now = self.now_ms();
+        let workers = self.workers.as_mut().expect("dispatch mode");
+        workers.notify();
+        self.out.clear();
+        workers.drain(&mut self.out);
+        for o in self.out.drain(..) {
+            if o.face == INTERNAL_FACE {
+                let reply = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io, Some(&mut *workers));
+                if let Some(reply) = reply {
+                    workers.dispatch(INTERNAL_FACE, reply);
+                }
+            } else {
+                self.io.send(o.face, o.pkt);
+            }
+        }
+        for prefix in self.rib.expire(&mut self.fwd.fib, now) {
+            workers.broadcast(Change::route(&self.fwd, &prefix));
+        }
+        workers.notify();
+        self.io.flush();
+        Ok(())
+    }
+
     /// Forgets a face everywhere.
     pub fn face_down(&mut self, id: u32) {
         self.rib.remove_face(&mut self.fwd.fib, id);
         self.fwd.remove_face(id);
+        if let Some(w) = &mut self.workers {
+            w.broadcast(Change::Face(id, None));
+        }
+    }
+
+    /// Where the workers run (empty with one worker, which runs on this thread).
+    pub fn placement(&self) -> Vec<Option<&Placement>> {
+        self.workers.as_ref().map(|w| w.placement().collect()).unwrap_or_default()
     }
 
     /// Runs a burst through the engine and delivers the results, looping while the
@@ -159,7 +239,7 @@ impl Daemon {
             let mut out = std::mem::take(&mut self.out);
             for o in out.drain(..) {
                 if o.face == INTERNAL_FACE {
-                    if let Some(reply) = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io) {
+                    if let Some(reply) = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io, None) {
                         internal.push((INTERNAL_FACE, reply));
                     }
                 } else {
@@ -173,6 +253,64 @@ impl Daemon {
             self.fwd.process_burst(now, &internal, &mut self.out);
         }
     }
+}
+
+/// A forwarder with the internal face, the management routes and the configured
+/// strategies; with `shards` workers, worker `index`'s share of the CS and PIT and
+/// its own Nonce seed.
+fn new_forwarder(cfg: &Config, shards: usize, index: u64) -> Forwarder {
+    let engine_cfg = EngineConfig {
+        cs_capacity: cfg.tables.cs_capacity.div_ceil(shards),
+        pit_capacity: cfg.tables.pit_capacity.div_ceil(shards),
+        dead_nonce_lifetime_ms: cfg.tables.dead_nonce_lifetime_ms,
+        seed: EngineConfig::default().seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        ..EngineConfig::default()
+    };
+    let mut fwd = Forwarder::new(&engine_cfg, 0);
+    fwd.add_face(INTERNAL_FACE, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
+    for prefix in ["/localhost/nfd", "/localhop/nfd"] {
+        fwd.fib.add_nexthop(&prefix.parse().expect("static name"), INTERNAL_FACE, 0);
+    }
+    for s in &cfg.strategies {
+        let kind = if s.strategy == "multicast" { StrategyKind::Multicast } else { StrategyKind::BestRoute };
+        fwd.strategies.insert(&s.prefix.parse().expect("validated"), kind);
+    }
+    fwd
+}
+
+/// The changes that make a fresh forwarder's faces and FIB equal to `control`'s.
+fn replica_changes(control: &Forwarder) -> Vec<Change> {
+    let faces = control.faces.iter().map(|(id, _)| Change::face(control, id));
+    let routes = control.fib.iter().map(|(prefix, _)| Change::route(control, &prefix));
+    faces.chain(routes).collect()
+}
+
+/// Detects the machine and decides where the workers run, logging both.
+fn placement(cfg: &Config) -> Result<Vec<Placement>, StartError> {
+    let topo = Topology::detect().map_err(|e| StartError::Workers(format!("cannot read the CPU topology from /sys: {e}")))?;
+    tracing::info!(machine = %topo, "detected");
+    let placement = if cfg.workers.cores.is_empty() {
+        let n = if cfg.workers.count == 0 { topo.default_workers() } else { cfg.workers.count };
+        topo.place(n)
+    } else {
+        topo.place_on(&cfg.workers.cores).map_err(StartError::Workers)?
+    };
+    if placement.len() > topo.cpus.len() {
+        tracing::warn!(workers = placement.len(), cpus = topo.cpus.len(), "more workers than CPUs: some share a CPU");
+    }
+    if placement.len() <= 1 {
+        tracing::info!("1 worker: forwarding on the I/O thread");
+        // An explicit single CPU pins the thread that forwards: this one.
+        if let (Some(p), false) = (placement.first(), cfg.workers.cores.is_empty()) {
+            if !core_affinity::set_for_current(core_affinity::CoreId { id: p.cpu.id }) {
+                tracing::warn!(cpu = p.cpu.id, "cannot pin the forwarding thread");
+            }
+        }
+    }
+    for p in placement.iter().filter(|_| placement.len() > 1) {
+        tracing::info!("{p}");
+    }
+    Ok(placement)
 }
 
 /// Installs SIGINT/SIGTERM handlers that set the returned flag.

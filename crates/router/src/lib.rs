@@ -4,10 +4,12 @@
 
 pub mod config;
 pub mod daemon;
+pub mod dispatch;
 pub mod logging;
 pub mod mgmt;
 pub mod rib;
 pub mod topology;
+pub mod workers;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{stop_on_signals, Daemon, StartError};

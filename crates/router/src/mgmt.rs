@@ -7,6 +7,11 @@
 //! Interest (commands) or `<name>/v=<ms>/seg=<n>` (datasets), which the daemon feeds
 //! back into the engine. Command signatures are not verified: commands are accepted
 //! only from local faces, which is the trust boundary NFD's default config also uses.
+//!
+//! With several workers, `fwd` is the daemon's control replica: commands change it
+//! as they would the single engine, then the resulting state of what they touched
+//! is broadcast to the workers ([`Change`]); datasets sum the workers' counters and
+//! table sizes, and `status/workers` (Trajan's own) lists them per worker.
 
 use std::collections::VecDeque;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -24,6 +29,7 @@ use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name};
 
 use crate::rib::{Rib, Route};
+use crate::workers::{Change, ShardStats, Workers};
 
 /// Payload bytes per dataset segment, leaving room for the name and signature
 /// within the 8800-byte packet limit.
@@ -58,11 +64,12 @@ impl Management {
 
     /// Answers one packet the engine sent to the internal face. `None` when the packet
     /// deserves no answer (not an Interest, or a dataset segment no longer held).
-    pub fn handle(&mut self, pkt: &Bytes, now_ms: u64, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io) -> Option<Bytes> {
+    /// `workers` are the forwarding workers when there are several.
+    pub fn handle(&mut self, pkt: &Bytes, now_ms: u64, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io, workers: Option<&mut Workers>) -> Option<Bytes> {
         let lp = LpPacket::decode(pkt).ok()?;
         let interest = Interest::decode(&lp.fragment?).ok()?;
         let ingress = lp.headers.incoming_face_id.unwrap_or(0) as u32;
-        self.answer(&interest, ingress, now_ms, fwd, rib, io).map(|data| {
+        self.answer(&interest, ingress, now_ms, fwd, rib, io, workers).map(|data| {
             // Replies describe the router's state at one instant: never cache them, so
             // the next `route list` shows the route just added (NDNLPv2 CachePolicy
             // NoCache). Later segments of a dataset are served from `datasets`.
@@ -70,14 +77,28 @@ impl Management {
         })
     }
 
-    fn answer(&mut self, interest: &Interest, ingress: u32, now_ms: u64, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io) -> Option<Bytes> {
+    #[allow(clippy::too_many_arguments)]
+    fn answer(
+        &mut self,
+        interest: &Interest,
+        ingress: u32,
+        now_ms: u64,
+        fwd: &mut Forwarder,
+        rib: &mut Rib,
+        io: &mut Io,
+        mut workers: Option<&mut Workers>,
+    ) -> Option<Bytes> {
         let req = match parse_request(&interest.name) {
             Ok(r) => r,
             Err(_) => return Some(reply(&interest.name, ControlResponse::error(400, "Malformed command"))),
         };
         let local = fwd.faces.get(ingress).is_some_and(|f| f.local);
         let Some(params) = req.params else {
-            return self.dataset(&interest.name, &req.module, &req.verb, now_ms, fwd, rib, io);
+            let stats = match workers {
+                Some(w) => w.stats(),
+                None => vec![ShardStats::of(fwd)],
+            };
+            return self.dataset(&interest.name, &req.module, &req.verb, now_ms, fwd, rib, io, &stats);
         };
         if req.scope == MgmtScope::Localhop && !local {
             return Some(reply(&interest.name, ControlResponse::error(403, "Commands are accepted only from local faces")));
@@ -93,9 +114,12 @@ impl Management {
             ("strategy-choice", "set") => strategy_set(params, fwd),
             ("strategy-choice", "unset") => strategy_unset(params, fwd),
             ("cs", "config") => cs_config(params, fwd),
-            ("cs", "erase") => cs_erase(params, fwd),
+            ("cs", "erase") => cs_erase(params, fwd, workers.as_deref_mut()),
             _ => ControlResponse::error(501, "Unsupported command"),
         };
+        if let Some(w) = workers {
+            propagate(&req.module, &req.verb, &resp, fwd, w);
+        }
         tracing::debug!(module = %req.module, verb = %req.verb, code = resp.status_code, "management command");
         Some(reply(&interest.name, resp))
     }
@@ -103,7 +127,17 @@ impl Management {
     /// Serves a status dataset: a new version for a bare dataset name, or a later
     /// segment of a version produced earlier.
     #[allow(clippy::too_many_arguments)]
-    fn dataset(&mut self, name: &Name, module: &str, verb: &str, now_ms: u64, fwd: &Forwarder, rib: &Rib, io: &Io) -> Option<Bytes> {
+    fn dataset(
+        &mut self,
+        name: &Name,
+        module: &str,
+        verb: &str,
+        now_ms: u64,
+        fwd: &Forwarder,
+        rib: &Rib,
+        io: &Io,
+        shards: &[ShardStats],
+    ) -> Option<Bytes> {
         let base_len = 4;
         if name.len() > base_len {
             let versioned = name.prefix(base_len + 1);
@@ -111,17 +145,19 @@ impl Management {
             let (_, segments) = self.datasets.iter().find(|(n, _)| *n == versioned)?;
             return segments.get(seg).cloned();
         }
+        let total = ShardStats::sum(shards);
         let content = match (module, verb) {
             ("status", "general") => {
                 let mut v = Vec::new();
-                self.general_status(fwd).encode_value(&mut v);
+                self.general_status(fwd, &total).encode_value(&mut v);
                 v
             }
-            ("faces", "list") => encode_list(&face_list(fwd, io)),
+            ("status", "workers") => workers_text(shards),
+            ("faces", "list") => encode_list(&face_list(fwd, io, &total)),
             ("fib", "list") => encode_list(&fib_list(fwd)),
             ("rib", "list") => encode_list(&rib_list(rib, now_ms)),
             // CsInfo is one whole element (type 0x80), unlike status/general's bare fields.
-            ("cs", "info") => encode_list(&[cs_info(fwd)]),
+            ("cs", "info") => encode_list(&[cs_info(fwd, &total)]),
             ("strategy-choice", "list") => encode_list(&strategy_list(fwd)),
             _ => return Some(reply(name, ControlResponse::error(501, "Unsupported dataset"))),
         };
@@ -148,25 +184,25 @@ impl Management {
         Some(first)
     }
 
-    fn general_status(&self, fwd: &Forwarder) -> ForwarderStatus {
-        let c = &fwd.counters.packets;
+    fn general_status(&self, fwd: &Forwarder, total: &ShardStats) -> ForwarderStatus {
+        let c = &total.counters.packets;
         ForwarderStatus {
             nfd_version: format!("trajan-{}", env!("CARGO_PKG_VERSION")),
             start_timestamp: self.start_unix_ms,
             current_timestamp: unix_ms(),
             n_name_tree_entries: 0,
             n_fib_entries: fwd.fib.len() as u64,
-            n_pit_entries: fwd.pit.len() as u64,
+            n_pit_entries: total.pit_entries as u64,
             n_measurements_entries: 0,
-            n_cs_entries: fwd.cs.len() as u64,
+            n_cs_entries: total.cs_entries as u64,
             n_in_interests: c.in_interests,
             n_in_data: c.in_data,
             n_in_nacks: c.in_nacks,
             n_out_interests: c.out_interests,
             n_out_data: c.out_data,
             n_out_nacks: c.out_nacks,
-            n_satisfied_interests: fwd.counters.satisfied_interests,
-            n_unsatisfied_interests: fwd.counters.unsatisfied_interests,
+            n_satisfied_interests: total.counters.satisfied_interests,
+            n_unsatisfied_interests: total.counters.unsatisfied_interests,
         }
     }
 }
@@ -321,18 +357,22 @@ fn cs_config(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
     ControlResponse::ok(ControlParameters { capacity: Some(fwd.cs.capacity() as u64), flags: Some(3), ..Default::default() })
 }
 
-fn cs_erase(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
+fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Workers>) -> ControlResponse {
     let Some(name) = p.name.clone() else { return bad("Name is required") };
     let limit = p.count.map_or(usize::MAX, |c| c.min(usize::MAX as u64) as usize);
-    let erased = fwd.cs.erase_prefix(&name, limit);
+    // With workers the limit applies per shard, so up to workers × limit may go.
+    let erased = match workers {
+        Some(w) => w.cs_erase(&name, limit),
+        None => fwd.cs.erase_prefix(&name, limit),
+    };
     ControlResponse::ok(ControlParameters { name: Some(name), count: Some(erased as u64), ..Default::default() })
 }
 
-fn face_list(fwd: &Forwarder, io: &Io) -> Vec<FaceStatus> {
+fn face_list(fwd: &Forwarder, io: &Io, total: &ShardStats) -> Vec<FaceStatus> {
     let mut list: Vec<FaceStatus> = io
         .faces()
         .map(|info| {
-            let c = fwd.faces.get(info.id).map(|m| m.counters.packets.clone()).unwrap_or_default();
+            let c = total.faces.get(&info.id).map(|m| m.packets.clone()).unwrap_or_default();
             let bytes = io.counters(info.id).cloned().unwrap_or_default();
             FaceStatus {
                 face_id: info.id as u64,
@@ -392,13 +432,57 @@ fn rib_list(rib: &Rib, now_ms: u64) -> Vec<RibEntry> {
     list
 }
 
-fn cs_info(fwd: &Forwarder) -> CsInfo {
+/// The CS as a whole: the configured capacity (shards get equal parts of it) and
+/// every shard's entries and hits.
+fn cs_info(fwd: &Forwarder, total: &ShardStats) -> CsInfo {
     CsInfo {
         capacity: fwd.cs.capacity() as u64,
         flags: 3,
-        n_cs_entries: fwd.cs.len() as u64,
-        n_hits: fwd.cs.hits(),
-        n_misses: fwd.cs.misses(),
+        n_cs_entries: total.cs_entries as u64,
+        n_hits: total.cs_hits,
+        n_misses: total.cs_misses,
+    }
+}
+
+/// `status/workers`, Trajan's own dataset: one text line per worker with its
+/// packets, exchanges and shard sizes, then their sum. Text rather than TLV because
+/// it is for people (`trajan status`) and has no NFD counterpart to stay compatible
+/// with; NFD itself answers it with 501, which tools treat as "no workers".
+fn workers_text(shards: &[ShardStats]) -> Vec<u8> {
+    let line = |who: &str, s: &ShardStats| {
+        let p = &s.counters.packets;
+        format!(
+            "{who}: dispatched={} in-interests={} in-data={} in-nacks={} out-interests={} out-data={} satisfied={} unsatisfied={} unsolicited-data={} pit={} cs={} cs-hits={} ring-drops={}\n",
+            s.dispatched,
+            p.in_interests,
+            p.in_data,
+            p.in_nacks,
+            p.out_interests,
+            p.out_data,
+            s.counters.satisfied_interests,
+            s.counters.unsatisfied_interests,
+            s.counters.unsolicited_data,
+            s.pit_entries,
+            s.cs_entries,
+            s.cs_hits,
+            s.in_ring_drops + s.out_ring_drops,
+        )
+    };
+    let mut text: String = shards.iter().enumerate().map(|(i, s)| line(&format!("worker {i}"), s)).collect();
+    text.push_str(&line("total", &ShardStats::sum(shards)));
+    text.into_bytes()
+}
+
+/// Brings the workers' replicas to the control replica's state for what a
+/// successful command touched (commands that failed carry no body and changed nothing).
+fn propagate(module: &str, verb: &str, resp: &ControlResponse, fwd: &Forwarder, workers: &mut Workers) {
+    let Some(body) = &resp.body else { return };
+    match (module, verb, &body.name, body.face_id) {
+        ("rib" | "fib", _, Some(name), _) => workers.broadcast(Change::route(fwd, name)),
+        ("faces", _, _, Some(id)) => workers.broadcast(Change::face(fwd, id.min(u32::MAX as u64) as u32)),
+        ("strategy-choice", _, Some(name), _) => workers.broadcast(Change::Strategy(name.clone(), fwd.strategies.get(name).copied())),
+        ("cs", "config", _, _) => workers.broadcast(Change::CsCapacity(fwd.cs.capacity().div_ceil(workers.len().max(1)))),
+        _ => {}
     }
 }
 

@@ -96,17 +96,21 @@ impl Rib {
         }
     }
 
-    /// Drops routes whose ExpirationPeriod ran out.
-    pub fn expire(&mut self, fib: &mut Fib, now_ms: u64) {
+    /// Drops routes whose ExpirationPeriod ran out; returns the prefixes whose FIB
+    /// entry was refreshed, so FIB replicas (workers) can follow.
+    pub fn expire(&mut self, fib: &mut Fib, now_ms: u64) -> Vec<Name> {
         let mut fired = std::mem::take(&mut self.fired);
+        let mut changed = Vec::new();
         self.timers.advance(now_ms, &mut fired);
         for (prefix, face, origin) in fired.drain(..) {
             if let Some(routes) = self.entries.get_mut(&prefix) {
                 routes.retain(|(r, _)| !(r.face == face && r.origin == origin && r.expires_ms.is_some_and(|t| t <= now_ms)));
             }
             self.sync(fib, &prefix);
+            changed.push(prefix);
         }
         self.fired = fired;
+        changed
     }
 
     /// When the next route expires, for the I/O loop's poll timeout.
@@ -181,7 +185,7 @@ mod tests {
         rib.register(&mut fib, &p, Route { expires_ms: Some(100), ..route(400, 0, 0) });
         rib.expire(&mut fib, 50);
         assert!(fib.lpm(&p).is_some());
-        rib.expire(&mut fib, 150);
+        assert_eq!(rib.expire(&mut fib, 150), vec![p.clone()]);
         assert!(fib.lpm(&p).is_none());
     }
 }

@@ -21,6 +21,13 @@ pub struct RunArgs {
     /// TCP listen address (repeatable; overrides faces.tcp_listen).
     #[arg(long)]
     pub tcp: Vec<SocketAddr>,
+    /// Forwarding threads, each pinned and owning a PIT/CS shard (overrides workers.count;
+    /// 0 = one per physical core, 1 = forward on the I/O thread).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// CPUs to pin the workers to, e.g. `0,1` (overrides workers.cores and the automatic placement).
+    #[arg(long, value_delimiter = ',')]
+    pub cores: Vec<usize>,
 }
 
 impl RunArgs {
@@ -38,6 +45,20 @@ impl RunArgs {
         }
         if !self.tcp.is_empty() {
             cfg.faces.tcp_listen = self.tcp.clone();
+        }
+        if let Some(n) = self.workers {
+            cfg.workers.count = n;
+            cfg.workers.cores.clear();
+        }
+        if !self.cores.is_empty() {
+            anyhow::ensure!(
+                self.workers.is_none_or(|n| n == 0 || n == self.cores.len()),
+                "--workers {} does not match the {} CPUs of --cores",
+                self.workers.unwrap_or(0),
+                self.cores.len()
+            );
+            cfg.workers.count = self.cores.len();
+            cfg.workers.cores = self.cores.clone();
         }
         Ok(cfg)
     }

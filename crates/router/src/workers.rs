@@ -1,0 +1,617 @@
+//! Forwarding workers (Augustus §3.1.2): N threads, each pinned to a CPU and owning
+//! a whole [`Forwarder`] — its PIT and CS shard, and a replica of the FIB, strategy
+//! table and face table — so the fast path takes no lock and shares no cache line
+//! with another worker.
+//!
+//! The I/O thread polls the faces, picks each packet's owner with
+//! [`crate::dispatch`], and pushes it onto that worker's lock-free SPSC ring
+//! (`rtrb`); the worker runs bursts through its engine and pushes what to send onto
+//! its own outbound ring, which the I/O thread drains into the faces. Control
+//! changes (faces, routes, strategies, CS capacity) travel on the same inbound ring
+//! as packets, so a worker sees them in the order the I/O thread made them: a face
+//! is known before its first packet, and a route before the packet after its
+//! registration. Every worker applies the same changes to its replica, so the
+//! replicas stay identical and a route update is visible to all workers as soon as
+//! each reaches it in its ring; nothing is lost or duplicated in between because
+//! packets are never moved between workers.
+//!
+//! Memory is one FIB replica per worker rather than Augustus' one per NUMA node;
+//! the shared left-right FIB (`trajan_tables::FibWriter`) gives one per node once
+//! the engine reads its FIB through a `FibReader`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use smallvec::SmallVec;
+use trajan_engine::faces::FaceCounters;
+use trajan_engine::{FaceId, FaceMeta, Forwarder, ForwarderCounters, Outgoing, PacketCounters, StrategyKind};
+use trajan_tables::NextHop;
+use trajan_wire::Name;
+
+use crate::dispatch::{name_key, owner};
+use crate::topology::Placement;
+
+/// Packets (and control messages) a worker's inbound ring holds; beyond it the I/O
+/// thread drops packets for that worker and counts them.
+const IN_RING: usize = 4096;
+/// Packets a worker's outbound ring holds; beyond it the worker drops and counts.
+const OUT_RING: usize = 8192;
+/// Most packets a worker runs through its engine at once.
+const BURST: usize = 64;
+/// Longest a worker sleeps with nothing to do, so PIT expiry runs on time.
+const MAX_PARK: Duration = Duration::from_millis(100);
+/// How long management waits for a worker's answer before reporting without it.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A change to the tables every worker replicates, made by management or by faces
+/// coming and going. Applying it is idempotent: it states the result, not a delta.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// The face's flags (counters are each worker's own), or `None`: the face is gone,
+    /// and so are its FIB next hops.
+    Face(FaceId, Option<FaceMeta>),
+    /// The FIB entry of exactly this prefix now has these next hops (none: removed).
+    Route(Name, SmallVec<[NextHop; 4]>),
+    /// The strategy chosen for exactly this prefix (`None`: unset).
+    Strategy(Name, Option<StrategyKind>),
+    /// Per-worker CS capacity.
+    CsCapacity(usize),
+}
+
+impl Change {
+    /// The FIB entry of `prefix` as `fwd` (the control replica) holds it now.
+    pub fn route(fwd: &Forwarder, prefix: &Name) -> Change {
+        Change::Route(prefix.clone(), fwd.fib.get(prefix).map(|e| e.nexthops.clone()).unwrap_or_default())
+    }
+
+    /// The face `id` as `fwd` (the control replica) holds it now.
+    pub fn face(fwd: &Forwarder, id: FaceId) -> Change {
+        Change::Face(id, fwd.faces.get(id).map(|m| FaceMeta { counters: FaceCounters::default(), ..m.clone() }))
+    }
+
+    /// Makes `fwd`'s replica agree with the change.
+    pub fn apply(&self, fwd: &mut Forwarder) {
+        match self {
+            Change::Face(id, Some(meta)) => match fwd.faces.get_mut(*id) {
+                Some(m) => {
+                    m.local = meta.local;
+                    m.local_fields = meta.local_fields;
+                    m.point_to_point = meta.point_to_point;
+                }
+                None => fwd.add_face(*id, meta.clone()),
+            },
+            Change::Face(id, None) => fwd.remove_face(*id),
+            Change::Route(prefix, nexthops) => {
+                let stale: SmallVec<[FaceId; 4]> = fwd
+                    .fib
+                    .get(prefix)
+                    .map(|e| e.nexthops.iter().map(|nh| nh.face).filter(|f| !nexthops.iter().any(|n| n.face == *f)).collect())
+                    .unwrap_or_default();
+                for f in stale {
+                    fwd.fib.remove_nexthop(prefix, f);
+                }
+                for nh in nexthops {
+                    fwd.fib.add_nexthop(prefix, nh.face, nh.cost);
+                }
+            }
+            Change::Strategy(prefix, Some(kind)) => {
+                fwd.strategies.insert(prefix, *kind);
+            }
+            Change::Strategy(prefix, None) => {
+                fwd.strategies.remove(prefix);
+            }
+            Change::CsCapacity(c) => fwd.cs.set_capacity(*c),
+        }
+    }
+}
+
+/// One shard's numbers, for management datasets: per worker and summed.
+#[derive(Clone, Debug, Default)]
+pub struct ShardStats {
+    pub counters: ForwarderCounters,
+    pub faces: HashMap<FaceId, FaceCounters>,
+    pub pit_entries: usize,
+    pub cs_entries: usize,
+    pub cs_capacity: usize,
+    pub cs_hits: u64,
+    pub cs_misses: u64,
+    /// Packets the I/O thread handed to this worker.
+    pub dispatched: u64,
+    /// Packets dropped because this worker's inbound ring was full.
+    pub in_ring_drops: u64,
+    /// Packets this worker dropped because its outbound ring was full.
+    pub out_ring_drops: u64,
+}
+
+impl ShardStats {
+    /// The numbers of one forwarder.
+    pub fn of(fwd: &Forwarder) -> ShardStats {
+        ShardStats {
+            counters: fwd.counters.clone(),
+            faces: fwd.faces.iter().map(|(id, m)| (id, m.counters.clone())).collect(),
+            pit_entries: fwd.pit.len(),
+            cs_entries: fwd.cs.len(),
+            cs_capacity: fwd.cs.capacity(),
+            cs_hits: fwd.cs.hits(),
+            cs_misses: fwd.cs.misses(),
+            ..ShardStats::default()
+        }
+    }
+
+    /// The whole router's numbers: every shard's added up.
+    pub fn sum(shards: &[ShardStats]) -> ShardStats {
+        let mut t = ShardStats::default();
+        for s in shards {
+            add_forwarder(&mut t.counters, &s.counters);
+            for (id, c) in &s.faces {
+                let f = t.faces.entry(*id).or_default();
+                add_packets(&mut f.packets, &c.packets);
+                f.malformed += c.malformed;
+            }
+            t.pit_entries += s.pit_entries;
+            t.cs_entries += s.cs_entries;
+            t.cs_capacity += s.cs_capacity;
+            t.cs_hits += s.cs_hits;
+            t.cs_misses += s.cs_misses;
+            t.dispatched += s.dispatched;
+            t.in_ring_drops += s.in_ring_drops;
+            t.out_ring_drops += s.out_ring_drops;
+        }
+        t
+    }
+}
+
+fn add_packets(a: &mut PacketCounters, b: &PacketCounters) {
+    a.in_interests += b.in_interests;
+    a.in_data += b.in_data;
+    a.in_nacks += b.in_nacks;
+    a.out_interests += b.out_interests;
+    a.out_data += b.out_data;
+    a.out_nacks += b.out_nacks;
+}
+
+fn add_forwarder(a: &mut ForwarderCounters, b: &ForwarderCounters) {
+    add_packets(&mut a.packets, &b.packets);
+    a.satisfied_interests += b.satisfied_interests;
+    a.unsatisfied_interests += b.unsatisfied_interests;
+    a.malformed += b.malformed;
+    a.unsolicited_data += b.unsolicited_data;
+    a.scope_violations += b.scope_violations;
+    a.loops += b.loops;
+    a.no_route += b.no_route;
+    a.hop_limit_drops += b.hop_limit_drops;
+    a.pit_full += b.pit_full;
+    a.cs_hits += b.cs_hits;
+    a.dropped_nacks += b.dropped_nacks;
+}
+
+/// What travels on a worker's inbound ring.
+enum Msg {
+    Packet(FaceId, Bytes),
+    Control(Box<Control>),
+}
+
+enum Control {
+    Apply(Change),
+    Stats(mpsc::SyncSender<ShardStats>),
+    CsErase(Name, usize, mpsc::SyncSender<usize>),
+    Stop,
+}
+
+/// The I/O thread's end of one worker.
+struct Link {
+    to: rtrb::Producer<Msg>,
+    from: rtrb::Consumer<Outgoing>,
+    thread: Option<JoinHandle<()>>,
+    placement: Option<Placement>,
+    dispatched: u64,
+    in_ring_drops: u64,
+    /// Packets pushed since the worker was last woken.
+    pending: bool,
+}
+
+/// Wakes the I/O thread when a worker has output for it.
+pub type WakeIo = Arc<dyn Fn() + Send + Sync>;
+
+/// The I/O thread's handle on the running workers.
+pub struct Workers {
+    links: Vec<Link>,
+    io_sleeping: Arc<AtomicBool>,
+}
+
+impl Workers {
+    /// Starts one worker per forwarder, pinned where `placement` says (unpinned when
+    /// it is shorter, as in tests). `wake_io` is called when a worker queued output
+    /// while the I/O thread was about to sleep; `epoch` is the engine's clock origin.
+    pub fn start(fwds: Vec<Forwarder>, placement: &[Placement], wake_io: WakeIo, epoch: Instant) -> std::io::Result<Workers> {
+        let io_sleeping = Arc::new(AtomicBool::new(false));
+        let mut links = Vec::with_capacity(fwds.len());
+        for (i, fwd) in fwds.into_iter().enumerate() {
+            let (to, rx) = rtrb::RingBuffer::new(IN_RING);
+            let (tx, from) = rtrb::RingBuffer::new(OUT_RING);
+            let place = placement.get(i).cloned();
+            let cpu = place.as_ref().map(|p| p.cpu.id);
+            let worker = Worker { fwd, rx, tx, io_sleeping: io_sleeping.clone(), wake_io: wake_io.clone(), epoch, out_ring_drops: 0 };
+            let thread = std::thread::Builder::new().name(format!("trajan-worker-{i}")).spawn(move || {
+                if let Some(cpu) = cpu {
+                    if !core_affinity::set_for_current(core_affinity::CoreId { id: cpu }) {
+                        tracing::warn!(worker = i, cpu, "cannot pin worker; it runs unpinned");
+                    }
+                }
+                worker.run();
+            })?;
+            links.push(Link { to, from, thread: Some(thread), placement: place, dispatched: 0, in_ring_drops: 0, pending: false });
+        }
+        Ok(Workers { links, io_sleeping })
+    }
+
+    /// Number of workers.
+    pub fn len(&self) -> usize {
+        self.links.len()
+    }
+
+    /// True when there are none (never, once started with a forwarder).
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
+    /// Where each worker runs, when pinned.
+    pub fn placement(&self) -> impl Iterator<Item = Option<&Placement>> {
+        self.links.iter().map(|l| l.placement.as_ref())
+    }
+
+    /// The worker that owns this packet.
+    pub fn owner_of(&self, pkt: &[u8]) -> usize {
+        owner(name_key(pkt), self.links.len())
+    }
+
+    /// Hands a received packet to its owner; dropped and counted when the owner's
+    /// ring is full (the worker is overloaded, as a full NIC queue would drop).
+    pub fn dispatch(&mut self, face: FaceId, pkt: Bytes) {
+        let w = self.owner_of(&pkt);
+        let link = &mut self.links[w];
+        match link.to.push(Msg::Packet(face, pkt)) {
+            Ok(()) => {
+                link.dispatched += 1;
+                link.pending = true;
+            }
+            Err(_) => link.in_ring_drops += 1,
+        }
+    }
+
+    /// Wakes the workers that were handed packets since the last call.
+    pub fn notify(&mut self) {
+        for l in &mut self.links {
+            if std::mem::take(&mut l.pending) {
+                if let Some(t) = &l.thread {
+                    t.thread().unpark();
+                }
+            }
+        }
+    }
+
+    /// Sends a control message to one worker, waiting for ring space: control is
+    /// never dropped, and workers never block, so the wait is short.
+    fn control(&mut self, w: usize, c: Control) {
+        let link = &mut self.links[w];
+        let mut msg = Msg::Control(Box::new(c));
+        loop {
+            match link.to.push(msg) {
+                Ok(()) => break,
+                Err(rtrb::PushError::Full(m)) => {
+                    msg = m;
+                    if let Some(t) = &link.thread {
+                        t.thread().unpark();
+                    }
+                    std::thread::yield_now();
+                }
+            }
+        }
+        link.pending = true;
+    }
+
+    /// Applies a change on every worker, in ring order with their packets.
+    pub fn broadcast(&mut self, change: Change) {
+        for w in 0..self.links.len() {
+            self.control(w, Control::Apply(change.clone()));
+        }
+        self.notify();
+    }
+
+    /// Every worker's numbers, asked for now; a worker that does not answer within
+    /// a second (stuck, or gone) reports zeros rather than holding management up.
+    pub fn stats(&mut self) -> Vec<ShardStats> {
+        let rxs: Vec<_> = (0..self.links.len())
+            .map(|w| {
+                let (tx, rx) = mpsc::sync_channel(1);
+                self.control(w, Control::Stats(tx));
+                rx
+            })
+            .collect();
+        self.notify();
+        rxs.into_iter()
+            .zip(&self.links)
+            .map(|(rx, l)| {
+                let mut s = rx.recv_timeout(QUERY_TIMEOUT).unwrap_or_default();
+                s.dispatched = l.dispatched;
+                s.in_ring_drops = l.in_ring_drops;
+                s
+            })
+            .collect()
+    }
+
+    /// Erases up to `limit` CS entries under `prefix` from every shard; the count
+    /// erased in all.
+    pub fn cs_erase(&mut self, prefix: &Name, limit: usize) -> usize {
+        let rxs: Vec<_> = (0..self.links.len())
+            .map(|w| {
+                let (tx, rx) = mpsc::sync_channel(1);
+                self.control(w, Control::CsErase(prefix.clone(), limit, tx));
+                rx
+            })
+            .collect();
+        self.notify();
+        rxs.into_iter().map(|rx| rx.recv_timeout(QUERY_TIMEOUT).unwrap_or(0)).sum()
+    }
+
+    /// Moves every packet the workers want sent into `out`.
+    pub fn drain(&mut self, out: &mut Vec<Outgoing>) {
+        for l in &mut self.links {
+            while let Ok(o) = l.from.pop() {
+                out.push(o);
+            }
+        }
+    }
+
+    /// Announces that the I/O thread is about to sleep in poll, so that workers wake
+    /// it when they queue output. Returns false (do not sleep) when output is
+    /// already waiting. Pair with [`Workers::awake`] after the poll.
+    pub fn may_sleep(&self) -> bool {
+        self.io_sleeping.store(true, Ordering::SeqCst);
+        if self.links.iter().any(|l| !l.from.is_empty()) {
+            self.io_sleeping.store(false, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// The I/O thread is awake again; workers need not wake it.
+    pub fn awake(&self) {
+        self.io_sleeping.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for w in 0..self.links.len() {
+            self.control(w, Control::Stop);
+        }
+        self.notify();
+        for l in &mut self.links {
+            if let Some(t) = l.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// A worker thread's state.
+struct Worker {
+    fwd: Forwarder,
+    rx: rtrb::Consumer<Msg>,
+    tx: rtrb::Producer<Outgoing>,
+    io_sleeping: Arc<AtomicBool>,
+    wake_io: WakeIo,
+    epoch: Instant,
+    out_ring_drops: u64,
+}
+
+impl Worker {
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    fn run(mut self) {
+        let mut burst: Vec<(FaceId, Bytes)> = Vec::with_capacity(BURST);
+        let mut out: Vec<Outgoing> = Vec::with_capacity(4 * BURST);
+        loop {
+            let mut busy = false;
+            while burst.len() < BURST {
+                let Ok(msg) = self.rx.pop() else { break };
+                busy = true;
+                match msg {
+                    Msg::Packet(face, pkt) => burst.push((face, pkt)),
+                    Msg::Control(c) => {
+                        // Packets before the change are processed before it.
+                        self.forward(&mut burst, &mut out);
+                        if !self.control(*c) {
+                            return;
+                        }
+                    }
+                }
+            }
+            self.forward(&mut burst, &mut out);
+            let now = self.now_ms();
+            self.fwd.tick(now);
+            if !busy {
+                let wait = self.fwd.next_deadline().map_or(MAX_PARK, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_PARK));
+                std::thread::park_timeout(wait);
+            }
+        }
+    }
+
+    /// Runs a burst through the engine and queues its output for the I/O thread.
+    fn forward(&mut self, burst: &mut Vec<(FaceId, Bytes)>, out: &mut Vec<Outgoing>) {
+        if burst.is_empty() {
+            return;
+        }
+        let now = self.now_ms();
+        self.fwd.process_burst(now, burst, out);
+        burst.clear();
+        let mut queued = false;
+        for o in out.drain(..) {
+            match self.tx.push(o) {
+                Ok(()) => queued = true,
+                Err(_) => self.out_ring_drops += 1,
+            }
+        }
+        if queued && self.io_sleeping.swap(false, Ordering::SeqCst) {
+            (self.wake_io)();
+        }
+    }
+
+    /// Handles one control message; false on Stop.
+    fn control(&mut self, c: Control) -> bool {
+        match c {
+            Control::Apply(change) => change.apply(&mut self.fwd),
+            Control::Stats(reply) => {
+                let s = ShardStats { out_ring_drops: self.out_ring_drops, ..ShardStats::of(&self.fwd) };
+                let _ = reply.try_send(s);
+            }
+            Control::CsErase(prefix, limit, reply) => {
+                let _ = reply.try_send(self.fwd.cs.erase_prefix(&prefix, limit));
+            }
+            Control::Stop => return false,
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trajan_engine::EngineConfig;
+    use trajan_wire::data::DataBuilder;
+    use trajan_wire::{Data, Interest};
+
+    const DOWN: FaceId = 300;
+    const UP: FaceId = 301;
+    const UP2: FaceId = 302;
+
+    fn route(prefix: &str, face: FaceId) -> Change {
+        Change::Route(prefix.parse().unwrap(), [NextHop { face, cost: 0 }].into_iter().collect())
+    }
+
+    fn start(n: usize) -> Workers {
+        let fwds = (0..n)
+            .map(|_| {
+                let mut f = Forwarder::new(&EngineConfig::default(), 0);
+                for id in [DOWN, UP, UP2] {
+                    Change::Face(id, Some(FaceMeta { point_to_point: true, ..Default::default() })).apply(&mut f);
+                }
+                route("/", UP).apply(&mut f);
+                f
+            })
+            .collect();
+        Workers::start(fwds, &[], Arc::new(|| {}), Instant::now()).unwrap()
+    }
+
+    fn interest(name: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
+        let mut i = Interest::new(name.parse().unwrap());
+        i.nonce = Some(nonce);
+        i.can_be_prefix = can_be_prefix;
+        i.encode()
+    }
+
+    /// Everything the workers sent once every one of them has processed its ring:
+    /// `stats` is a barrier, since each worker answers it after the packets before it.
+    fn settle(w: &mut Workers) -> (Vec<Outgoing>, Vec<ShardStats>) {
+        let stats = w.stats();
+        let mut out = Vec::new();
+        w.drain(&mut out);
+        (out, stats)
+    }
+
+    fn names(out: &[Outgoing], face: FaceId) -> Vec<Name> {
+        let mut v: Vec<Name> = out
+            .iter()
+            .filter(|o| o.face == face)
+            .map(|o| {
+                let lp = trajan_wire::lp::LpPacket::decode(&o.pkt).unwrap();
+                let frag = lp.fragment.unwrap();
+                Interest::decode(&frag).map(|i| i.name).or_else(|_| Data::decode(&frag).map(|d| d.name)).unwrap()
+            })
+            .collect();
+        v.sort_by_key(|n| n.to_string());
+        v
+    }
+
+    #[test]
+    fn every_packet_of_an_exchange_meets_its_pit_entry() {
+        let mut w = start(2);
+        let n = 600;
+        // Exact exchanges, and CanBePrefix ones answered by longer Data.
+        for i in 0..n {
+            w.dispatch(DOWN, interest(&format!("/app/obj{i}/seg=0"), i, false));
+            w.dispatch(DOWN, interest(&format!("/disc/obj{i}"), n + i, true));
+        }
+        w.notify();
+        let (out, _) = settle(&mut w);
+        assert_eq!(names(&out, UP).len(), 2 * n as usize, "every Interest forwarded once");
+        for i in 0..n {
+            w.dispatch(UP, DataBuilder::new(format!("/app/obj{i}/seg=0").parse().unwrap()).build(b"x"));
+            w.dispatch(UP, DataBuilder::new(format!("/disc/obj{i}/v=1/seg=0").parse().unwrap()).build(b"y"));
+        }
+        w.notify();
+        let (out, stats) = settle(&mut w);
+        assert_eq!(names(&out, DOWN).len(), 2 * n as usize, "every Data delivered once");
+        for (i, s) in stats.iter().enumerate() {
+            assert!(s.counters.packets.in_interests > 0, "worker {i} idle: dispatch does not spread");
+            assert_eq!(s.counters.unsolicited_data, 0, "worker {i} got Data whose Interest went elsewhere");
+            assert_eq!(s.counters.satisfied_interests, s.counters.packets.in_data, "worker {i}");
+            assert_eq!(s.pit_entries, 0, "worker {i}");
+        }
+        let total = ShardStats::sum(&stats);
+        assert_eq!(total.counters.satisfied_interests, 2 * n as u64);
+        assert_eq!(total.dispatched, 4 * n as u64);
+    }
+
+    #[test]
+    fn route_updates_while_forwarding_lose_and_duplicate_nothing() {
+        let mut w = start(2);
+        let n = 1000u32;
+        for i in 0..n {
+            w.dispatch(DOWN, interest(&format!("/r/x{i}/seg=0"), i, false));
+            if i % 50 == 0 {
+                // Move /r between two upstreams, and churn unrelated routes.
+                w.broadcast(route("/r", if i % 100 == 0 { UP2 } else { UP }));
+                w.broadcast(route(&format!("/other{i}"), UP2));
+                w.broadcast(Change::Route(format!("/other{i}").parse().unwrap(), SmallVec::new()));
+            }
+            w.notify();
+        }
+        let (out, stats) = settle(&mut w);
+        let mut up: Vec<Name> = names(&out, UP).into_iter().chain(names(&out, UP2)).collect();
+        up.sort_by_key(|n| n.to_string());
+        let before = up.len();
+        up.dedup();
+        assert_eq!(before, up.len(), "an Interest was forwarded twice");
+        assert_eq!(up.len(), n as usize, "an Interest was lost");
+        assert!(!names(&out, UP2).is_empty() && !names(&out, UP).is_empty());
+        let total = ShardStats::sum(&stats);
+        assert_eq!((total.counters.no_route, total.in_ring_drops, total.out_ring_drops), (0, 0, 0));
+    }
+
+    #[test]
+    fn management_queries_reach_every_shard() {
+        let mut w = start(3);
+        for i in 0..30 {
+            w.dispatch(UP, DataBuilder::new(format!("/c/{i}").parse().unwrap()).build(b"z"));
+        }
+        w.notify();
+        let stats = w.stats();
+        assert_eq!(stats.len(), 3);
+        assert_eq!(ShardStats::sum(&stats).counters.unsolicited_data, 30);
+        assert_eq!(w.cs_erase(&"/c".parse().unwrap(), 100), 0, "unsolicited Data is not cached");
+        w.broadcast(Change::CsCapacity(7));
+        w.broadcast(Change::Strategy("/m".parse().unwrap(), Some(StrategyKind::Multicast)));
+        w.broadcast(Change::Face(UP2, None));
+        let stats = w.stats();
+        assert!(stats.iter().all(|s| s.cs_capacity == 7 && !s.faces.contains_key(&UP2)));
+    }
+}
