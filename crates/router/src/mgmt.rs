@@ -468,7 +468,14 @@ fn workers_text(shards: &[ShardStats]) -> Vec<u8> {
             s.in_ring_drops + s.out_ring_drops,
         )
     };
-    let mut text: String = shards.iter().enumerate().map(|(i, s)| line(&format!("worker {i}"), s)).collect();
+    let mut text: String = shards
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match &s.placement {
+            Some(p) => line(&format!("worker {i} (cpu {}, socket {}, core {}, node {})", p.cpu.id, p.cpu.socket, p.cpu.core, p.cpu.node), s),
+            None => line(&format!("worker {i}"), s),
+        })
+        .collect();
     text.push_str(&line("total", &ShardStats::sum(shards)));
     text.into_bytes()
 }

@@ -126,6 +126,8 @@ pub struct ShardStats {
     pub in_ring_drops: u64,
     /// Packets this worker dropped because its outbound ring was full.
     pub out_ring_drops: u64,
+    /// Where the worker runs, when pinned.
+    pub placement: Option<Placement>,
 }
 
 impl ShardStats {
@@ -340,6 +342,7 @@ impl Workers {
                 let mut s = rx.recv_timeout(QUERY_TIMEOUT).unwrap_or_default();
                 s.dispatched = l.dispatched;
                 s.in_ring_drops = l.in_ring_drops;
+                s.placement = l.placement.clone();
                 s
             })
             .collect()

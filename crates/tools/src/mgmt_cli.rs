@@ -345,6 +345,13 @@ pub fn run_status(args: StatusArgs) -> anyhow::Result<()> {
         decode_list::<CsInfo>(&c).context("decoding cs/info")?.into_iter().next().context("cs/info is empty")
     });
     print!("{}", status_text(&general, faces, cs));
+    // Trajan's per-worker placement and counters; NFD and ndnd answer this unknown
+    // dataset with an error response (TLV, not this text), which is skipped.
+    if let Ok(workers) = client.dataset("status", "workers") {
+        if let Some(text) = std::str::from_utf8(&workers).ok().filter(|t| t.starts_with("worker ")) {
+            print!("Workers:\n{text}");
+        }
+    }
     Ok(())
 }
 
