@@ -15,16 +15,22 @@
 //!   stops there instead of hashing the whole name.
 //!
 //! Why 2: a CanBePrefix Interest shorter than 2 components (`/video` CanBePrefix)
-//! can be answered by Data under a different key, and then meets no PIT entry on its
-//! worker (it times out, as a PIT miss would). Real names start with an application
-//! or network prefix plus at least one more component, and NDN-DPDK defaults to 2 for
+//! can be answered by Data under a different key. [`ShortPrefixes`] covers that
+//! case: the I/O thread remembers the workers of Interests with short names and also
+//! hands Data extending them to those workers (the worker without a matching PIT
+//! entry counts its copy as unsolicited). Real names start with an application or
+//! network prefix plus at least one more component, and NDN-DPDK defaults to 2 for
 //! the same reason. The cost is load balance: every packet under one 2-component
 //! prefix (`/ndn/video`) lands on one worker, so a workload with a single hot
-//! 2-component prefix runs on one core. 3 would balance better and break discovery
-//! Interests of 2 components (common: `/app/object` + CanBePrefix to find the version).
+//! 2-component prefix runs on one core. 3 would balance better but would need the
+//! short-prefix table for every 2-component discovery Interest (`/app/object` +
+//! CanBePrefix to find the version), which are common.
 //!
 //! Packets with no name (IDLE LpPackets, garbage) go to worker 0, whose engine
 //! counts and drops them exactly as the single-threaded daemon does.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use trajan_wire::tlv::read_header;
 use trajan_wire::types::{DATA, INTEREST, LP_FRAGMENT, LP_PACKET, NAME};
@@ -32,10 +38,36 @@ use trajan_wire::types::{DATA, INTEREST, LP_FRAGMENT, LP_PACKET, NAME};
 /// Name components hashed to choose a worker (see the module documentation).
 pub const DISPATCH_COMPONENTS: usize = 2;
 
+/// What dispatch reads off a packet's name, without decoding the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameKeys {
+    /// True for an Interest (or a Nack, which carries one), false for Data.
+    pub interest: bool,
+    /// How many components were hashed: the name's length, capped at
+    /// [`DISPATCH_COMPONENTS`].
+    pub hashed: usize,
+    /// `prefix[i]`: CRC32C of the name's first `i` components, for `i <= hashed`.
+    /// `prefix[hashed]` is the dispatch key.
+    pub prefix: [u32; DISPATCH_COMPONENTS + 1],
+}
+
+impl NameKeys {
+    /// The dispatch key.
+    pub fn key(&self) -> u32 {
+        self.prefix[self.hashed]
+    }
+}
+
 /// The dispatch hash of a received packet (bare or in an LpPacket): CRC32C of its
 /// name's first [`DISPATCH_COMPONENTS`] components. `None` when there is no name to
 /// read; the caller sends such packets to worker 0.
 pub fn name_key(pkt: &[u8]) -> Option<u32> {
+    name_keys(pkt).map(|k| k.key())
+}
+
+/// The dispatch key of a packet plus the keys of its shorter name prefixes, which
+/// [`ShortPrefixes`] needs to route Data to a short CanBePrefix Interest's worker.
+pub fn name_keys(pkt: &[u8]) -> Option<NameKeys> {
     let mut pos = 0;
     let (typ, start, end) = read_header(pkt, &mut pos).ok()?;
     let (typ, start, end) = if typ == LP_PACKET {
@@ -61,14 +93,15 @@ pub fn name_key(pkt: &[u8]) -> Option<u32> {
     if t != NAME {
         return None;
     }
+    let mut keys = NameKeys { interest: typ == INTEREST, hashed: 0, prefix: [0; DISPATCH_COMPONENTS + 1] };
     let mut q = name_start;
-    for _ in 0..DISPATCH_COMPONENTS {
-        if q >= name_end {
-            break;
-        }
+    while keys.hashed < DISPATCH_COMPONENTS && q < name_end {
+        let from = q;
         read_header(&pkt[..name_end], &mut q).ok()?;
+        keys.prefix[keys.hashed + 1] = crc32c::crc32c_append(keys.prefix[keys.hashed], &pkt[from..q]);
+        keys.hashed += 1;
     }
-    Some(crc32c::crc32c(&pkt[name_start..q]))
+    Some(keys)
 }
 
 /// The worker of `n` that owns a packet with this key. Multiply-shift rather than
@@ -76,6 +109,55 @@ pub fn name_key(pkt: &[u8]) -> Option<u32> {
 #[inline]
 pub fn owner(key: Option<u32>, n: usize) -> usize {
     key.map_or(0, |k| ((k as u64 * n as u64) >> 32) as usize)
+}
+
+/// Most short Interest prefixes remembered at once; beyond it new ones are not
+/// recorded (their CanBePrefix Data may then miss, as with a single key).
+pub const MAX_SHORT_PREFIXES: usize = 4096;
+/// How long a short prefix is remembered after its last Interest. Longer than any
+/// usual InterestLifetime; a stale entry only costs a redundant copy of some Data,
+/// which the other worker counts as unsolicited.
+pub const SHORT_PREFIX_TTL: Duration = Duration::from_secs(60);
+
+/// Interests whose names are shorter than [`DISPATCH_COMPONENTS`], remembered so
+/// that Data extending them reaches their worker too. A CanBePrefix Interest for
+/// `/video` is keyed by `/video`, but its Data `/video/file/v=3` by `/video/file`:
+/// without this, the Data would meet no PIT entry on its own worker.
+#[derive(Debug, Default)]
+pub struct ShortPrefixes {
+    owners: HashMap<u32, (usize, Instant)>,
+}
+
+impl ShortPrefixes {
+    /// Notes a dispatched Interest whose name is short, with the worker it went to.
+    pub fn note_interest(&mut self, keys: &NameKeys, worker: usize, now: Instant) {
+        if !keys.interest || keys.hashed >= DISPATCH_COMPONENTS {
+            return;
+        }
+        if self.owners.len() >= MAX_SHORT_PREFIXES {
+            self.owners.retain(|_, (_, seen)| now.duration_since(*seen) < SHORT_PREFIX_TTL);
+            if self.owners.len() >= MAX_SHORT_PREFIXES {
+                return;
+            }
+        }
+        self.owners.insert(keys.key(), (worker, now));
+    }
+
+    /// Other workers that should also get this Data: those holding a short Interest
+    /// whose name is a proper prefix of the Data's name.
+    pub fn extra_owners(&self, keys: &NameKeys, owner: usize, now: Instant, out: &mut Vec<usize>) {
+        out.clear();
+        if keys.interest || self.owners.is_empty() {
+            return;
+        }
+        for k in &keys.prefix[..keys.hashed] {
+            if let Some(&(w, seen)) = self.owners.get(k) {
+                if w != owner && now.duration_since(seen) < SHORT_PREFIX_TTL && !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -113,6 +195,27 @@ mod tests {
     fn short_names_hash_what_they_have() {
         assert_eq!(name_key(&interest("/a", false)), name_key(&data("/a")));
         assert!(name_key(&interest("/", true)).is_some());
+    }
+
+    #[test]
+    fn data_for_a_short_can_be_prefix_interest_also_reaches_its_worker() {
+        let now = Instant::now();
+        let mut short = ShortPrefixes::default();
+        let i = name_keys(&interest("/video", true)).unwrap();
+        let d = name_keys(&data("/video/file/v=3")).unwrap();
+        let (wi, wd) = (owner(Some(i.key()), 64), owner(Some(d.key()), 64));
+        assert_ne!(wi, wd, "test names must land on different workers");
+        short.note_interest(&i, wi, now);
+        let mut extra = Vec::new();
+        short.extra_owners(&d, wd, now, &mut extra);
+        assert_eq!(extra, vec![wi]);
+        // Long Interests are not remembered, and nothing is sent once the entry is stale.
+        let mut fresh = ShortPrefixes::default();
+        fresh.note_interest(&name_keys(&interest("/video/file", true)).unwrap(), wi, now);
+        fresh.extra_owners(&d, wd, now, &mut extra);
+        assert!(extra.is_empty());
+        short.extra_owners(&d, wd, now + SHORT_PREFIX_TTL, &mut extra);
+        assert!(extra.is_empty());
     }
 
     #[test]

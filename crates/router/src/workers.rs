@@ -33,7 +33,7 @@ use trajan_engine::{FaceId, FaceMeta, Forwarder, ForwarderCounters, Outgoing, Pa
 use trajan_tables::NextHop;
 use trajan_wire::Name;
 
-use crate::dispatch::{name_key, owner};
+use crate::dispatch::{name_key, name_keys, owner, ShortPrefixes};
 use crate::topology::Placement;
 
 /// Packets (and control messages) a worker's inbound ring holds; beyond it the I/O
@@ -224,6 +224,9 @@ pub type WakeIo = Arc<dyn Fn() + Send + Sync>;
 pub struct Workers {
     links: Vec<Link>,
     io_sleeping: Arc<AtomicBool>,
+    short: ShortPrefixes,
+    /// Scratch for [`ShortPrefixes::extra_owners`], reused per packet.
+    extra: Vec<usize>,
 }
 
 impl Workers {
@@ -249,7 +252,7 @@ impl Workers {
             })?;
             links.push(Link { to, from, thread: Some(thread), placement: place, dispatched: 0, in_ring_drops: 0, pending: false });
         }
-        Ok(Workers { links, io_sleeping })
+        Ok(Workers { links, io_sleeping, short: ShortPrefixes::default(), extra: Vec::new() })
     }
 
     /// Number of workers.
@@ -272,10 +275,27 @@ impl Workers {
         owner(name_key(pkt), self.links.len())
     }
 
-    /// Hands a received packet to its owner; dropped and counted when the owner's
-    /// ring is full (the worker is overloaded, as a full NIC queue would drop).
+    /// Hands a received packet to its owner — and Data also to the workers of short
+    /// CanBePrefix Interests it may answer (see [`ShortPrefixes`]); dropped and
+    /// counted when a ring is full (the worker is overloaded, as a full NIC queue
+    /// would drop).
     pub fn dispatch(&mut self, face: FaceId, pkt: Bytes) {
-        let w = self.owner_of(&pkt);
+        let keys = name_keys(&pkt);
+        let w = owner(keys.map(|k| k.key()), self.links.len());
+        if let (Some(keys), true) = (keys, self.links.len() > 1) {
+            let now = Instant::now();
+            self.short.note_interest(&keys, w, now);
+            let mut extra = std::mem::take(&mut self.extra);
+            self.short.extra_owners(&keys, w, now, &mut extra);
+            for &x in &extra {
+                self.push(x, face, pkt.clone());
+            }
+            self.extra = extra;
+        }
+        self.push(w, face, pkt);
+    }
+
+    fn push(&mut self, w: usize, face: FaceId, pkt: Bytes) {
         let link = &mut self.links[w];
         match link.to.push(Msg::Packet(face, pkt)) {
             Ok(()) => {
@@ -572,6 +592,29 @@ mod tests {
         let total = ShardStats::sum(&stats);
         assert_eq!(total.counters.satisfied_interests, 2 * n as u64);
         assert_eq!(total.dispatched, 4 * n as u64);
+    }
+
+    #[test]
+    fn one_component_can_be_prefix_interests_get_their_data() {
+        let mut w = start(2);
+        let n = 200u32;
+        // `/topN` is keyed by one component, its Data `/topN/obj/v=1` by two: they
+        // land on different workers for about half of the names.
+        for i in 0..n {
+            w.dispatch(DOWN, interest(&format!("/top{i}"), i, true));
+        }
+        w.notify();
+        let (out, _) = settle(&mut w);
+        assert_eq!(names(&out, UP).len(), n as usize);
+        for i in 0..n {
+            w.dispatch(UP, DataBuilder::new(format!("/top{i}/obj/v=1").parse().unwrap()).build(b"z"));
+        }
+        w.notify();
+        let (out, stats) = settle(&mut w);
+        assert_eq!(names(&out, DOWN).len(), n as usize, "every short CanBePrefix Interest satisfied once");
+        let total = ShardStats::sum(&stats);
+        assert_eq!(total.counters.satisfied_interests, n as u64);
+        assert!(total.counters.unsolicited_data > 0, "some Data crossed to the short Interest's worker");
     }
 
     #[test]
