@@ -408,7 +408,7 @@ fn fib_list(fwd: &Forwarder) -> Vec<FibEntry> {
             next_hops: e.nexthops.iter().map(|nh| NextHopRecord { face_id: nh.face as u64, cost: nh.cost }).collect(),
         })
         .collect();
-    list.sort_by(|a, b| a.name.to_string().cmp(&b.name.to_string()));
+    list.sort_by_key(|e| e.name.to_string());
     list
 }
 
@@ -428,7 +428,7 @@ fn rib_list(rib: &Rib, now_ms: u64) -> Vec<RibEntry> {
                 .collect(),
         })
         .collect();
-    list.sort_by(|a, b| a.name.to_string().cmp(&b.name.to_string()));
+    list.sort_by_key(|e| e.name.to_string());
     list
 }
 
