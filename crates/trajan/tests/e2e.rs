@@ -65,6 +65,7 @@ fn routes_faces_and_status_via_management() {
     let (n, _) = peer.recv_from(&mut buf).expect("the routed Interest reaches the peer");
     assert!(n > 0 && (buf[0] == 0x05 || buf[0] == 0x64));
     let _ = consumer.kill();
+    let _ = consumer.wait();
 
     let o = r.tool(&["route", "remove", "/e2e/routed", &peer_uri]);
     assert!(o.status.success(), "{}", text(&o));
