@@ -142,16 +142,8 @@ impl Daemon {
         let now = self.now_ms();
         self.burst.clear();
         for ev in events.drain(..) {
-            match ev {
-                IoEvent::FaceUp(info) => {
-                    tracing::debug!(face = info.id, remote = %info.remote_uri, "face up");
-                    self.face_up(&info);
-                }
-                IoEvent::FaceDown(id) => {
-                    tracing::debug!(face = id, "face down");
-                    self.face_down(id);
-                }
-                IoEvent::Packet { face, pkt } => self.burst.push((face, pkt)),
+            if let Some(p) = self.face_event(ev) {
+                self.burst.push(p);
             }
         }
         self.events = events;
@@ -162,6 +154,24 @@ impl Daemon {
         self.rib.expire(&mut self.fwd.fib, now);
         self.io.flush();
         Ok(())
+    }
+
+    /// Applies a face coming or going; returns a received packet for the caller to
+    /// forward (the single loop batches it, the dispatch loop hands it to a worker).
+    fn face_event(&mut self, ev: IoEvent) -> Option<(u32, Bytes)> {
+        match ev {
+            IoEvent::FaceUp(info) => {
+                tracing::debug!(face = info.id, remote = %info.remote_uri, "face up");
+                self.face_up(&info);
+                None
+            }
+            IoEvent::FaceDown(id) => {
+                tracing::debug!(face = id, "face down");
+                self.face_down(id);
+                None
+            }
+            IoEvent::Packet { face, pkt } => Some((face, pkt)),
+        }
     }
 
     /// One iteration with workers: poll, hand packets to their owners, send what
@@ -176,16 +186,8 @@ impl Daemon {
         self.workers.as_ref().expect("dispatch mode").awake();
         polled?;
         for ev in events.drain(..) {
-            match ev {
-                IoEvent::FaceUp(info) => {
-                    tracing::debug!(face = info.id, remote = %info.remote_uri, "face up");
-                    self.face_up(&info);
-                }
-                IoEvent::FaceDown(id) => {
-                    tracing::debug!(face = id, "face down");
-                    self.face_down(id);
-                }
-                IoEvent::Packet { face, pkt } => self.workers.as_mut().expect("dispatch mode").dispatch(face, pkt),
+            if let Some((face, pkt)) = self.face_event(ev) {
+                self.workers.as_mut().expect("dispatch mode").dispatch(face, pkt);
             }
         }
         self.events = events;
