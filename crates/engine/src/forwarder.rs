@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_tables::{Cs, DeadNonceList, Fib, LpmTable, NextHop, Pit, PitId};
+use trajan_tables::{Cs, DeadNonceList, Fib, FibVariant, LpmTable, NextHop, Pit, PitId};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, NackReason, Name, WireError};
@@ -27,6 +27,8 @@ pub struct EngineConfig {
     pub dead_nonce_capacity: usize,
     /// Seed for the Nonces the engine adds to Interests that lack one.
     pub seed: u64,
+    /// The FIB's first LPM stage; pbf-exp unless comparing variants (Caesar §6.3).
+    pub fib_variant: FibVariant,
 }
 
 impl Default for EngineConfig {
@@ -37,6 +39,7 @@ impl Default for EngineConfig {
             dead_nonce_lifetime_ms: 6000,
             dead_nonce_capacity: 1 << 16,
             seed: 0x7a1a_u64,
+            fib_variant: FibVariant::default(),
         }
     }
 }
@@ -77,7 +80,7 @@ impl Forwarder {
         let mut strategies = LpmTable::new();
         strategies.insert(&Name::root(), StrategyKind::BestRoute);
         Forwarder {
-            fib: Fib::new(),
+            fib: Fib::with_capacity(cfg.fib_variant, 0),
             pit: Pit::new(cfg.pit_capacity, now_ms),
             cs: Cs::new(cfg.cs_capacity),
             dead_nonces: DeadNonceList::new(cfg.dead_nonce_lifetime_ms, cfg.dead_nonce_capacity),

@@ -270,6 +270,8 @@ pub struct Fib {
     /// the lengths a lookup tries.
     by_len: Vec<u32>,
     name_bytes: usize,
+    /// Times the filter was rebuilt (growth, deferred overflows, [`Fib::rebuild`]).
+    filter_builds: u64,
 }
 
 impl Default for Fib {
@@ -299,6 +301,7 @@ impl Fib {
             root: None,
             by_len: Vec::new(),
             name_bytes: 0,
+            filter_builds: 0,
         }
     }
 
@@ -530,7 +533,7 @@ impl Fib {
         let Some(old) = &self.pbf else { return };
         let mut pbf = Pbf::new(self.table.len(), old.expand());
         pbf.set_live(false);
-        let mut order: Vec<(usize, PrefixRef)> = self.table.iter().map(|e| (NameHashes::from_encoded(self.arena.bytes(e.prefix)).len(), e.prefix)).collect();
+        let mut order: Vec<(usize, PrefixRef)> = self.table.iter().map(|e| (component_count(self.arena.bytes(e.prefix)), e.prefix)).collect();
         order.sort_unstable_by_key(|&(u, _)| u);
         for (_, r) in order {
             let h = NameHashes::from_encoded(self.arena.bytes(r));
@@ -538,6 +541,7 @@ impl Fib {
         }
         pbf.set_live(true);
         self.pbf = Some(pbf);
+        self.filter_builds += 1;
     }
 
     /// Where the memory goes.
@@ -564,9 +568,22 @@ impl Fib {
             threshold: p.threshold(),
             expansions: p.expansions,
             deferred: p.stuck,
+            builds: self.filter_builds,
             expected_fpr: p.expected_fpr(),
         })
     }
+}
+
+/// Components in an encoded name (valid by construction: it came from a [`Name`]).
+fn component_count(mut value: &[u8]) -> usize {
+    let mut n = 0;
+    while !value.is_empty() {
+        let mut pos = 0;
+        let Ok((_, _, end)) = trajan_wire::tlv::read_header(value, &mut pos) else { break };
+        value = &value[end..];
+        n += 1;
+    }
+    n
 }
 
 /// How the prefix Bloom filter is doing.
@@ -580,6 +597,8 @@ pub struct FilterStats {
     pub expansions: u64,
     /// Overflows that expansion could not relieve at insert (left to a rebuild).
     pub deferred: u64,
+    /// Times the filter was rebuilt since the FIB was created.
+    pub builds: u64,
     /// Mean of (1 − e^(−k·nᵢ/m))^k over blocks: the rate the paper's formula predicts.
     pub expected_fpr: f64,
 }

@@ -41,6 +41,18 @@ const SALT_BIT: u32 = 0x9b97_2c1f;
 /// Counter value that no longer moves.
 const SATURATED: u8 = 15;
 
+/// A block's control-plane state.
+#[derive(Clone, Copy, Default)]
+struct BlockMeta {
+    /// Prefixes placed in the block.
+    load: u32,
+    /// Expansion only: the head of the block's prefix chain.
+    head: PrefixRef,
+    /// Expansion only: the load at which a block that could not expand tries again
+    /// (doubling, so a stuck block costs amortised O(1) per insert).
+    retry_at: u32,
+}
+
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(64))]
 struct Block([u64; BLOCK_BITS / 64]);
@@ -82,13 +94,8 @@ pub(crate) struct Pbf {
     blocks: Vec<Block>,
     /// 4-bit counters, two per byte, `filter_bits` per block.
     counters: Vec<u8>,
-    /// Prefixes placed in each block.
-    loads: Vec<u32>,
-    /// Expansion only: head of each block's prefix chain, and the load at which a
-    /// block that could not expand tries again (doubling, so a stuck block costs
-    /// amortised O(1) per insert).
-    heads: Vec<PrefixRef>,
-    retry_at: Vec<u32>,
+    /// Control-plane state per block, one array so an update touches one line.
+    meta: Vec<BlockMeta>,
     expand: bool,
     /// False while a rebuild inserts prefixes shortest first (see [`Pbf::relieve`]).
     live: bool,
@@ -104,18 +111,18 @@ pub(crate) struct Pbf {
 }
 
 impl Pbf {
-    /// A filter sized so that `capacity` prefixes fill its blocks to 60 % of the
+    /// A filter sized so that `capacity` prefixes fill its blocks to half the
     /// threshold on average (Caesar's 10 M-prefix configuration averaged 57 %).
+    /// Expansion only redistributes load, so it relieves skew, not a filter whose
+    /// average block is near the threshold: that needs more blocks.
     pub fn new(capacity: usize, expand: bool) -> Self {
         let filter_bits = if expand { BLOCK_BITS - MAP_BITS } else { BLOCK_BITS };
         let threshold = expansion_threshold(filter_bits, TARGET_FPR);
-        let n = (capacity * 10 / (threshold * 6)).max(1);
+        let n = (capacity * 2 / threshold).max(1);
         Pbf {
             blocks: vec![Block::default(); n],
             counters: vec![0; n * filter_bits / 2],
-            loads: vec![0; n],
-            heads: if expand { vec![0; n] } else { Vec::new() },
-            retry_at: if expand { vec![0; n] } else { Vec::new() },
+            meta: vec![BlockMeta::default(); n],
             expand,
             live: true,
             threshold: threshold as u32,
@@ -128,10 +135,10 @@ impl Pbf {
         }
     }
 
-    /// True once the average block holds 90 % of the threshold: time to rebuild
-    /// with more blocks.
+    /// True once the average block holds 75 % of the threshold: time to rebuild
+    /// with more blocks (1.5 times as many).
     pub fn is_full(&self) -> bool {
-        self.total * 10 > self.blocks.len() * self.threshold as usize * 9
+        self.total * 4 > self.blocks.len() * self.threshold as usize * 3
     }
 
     #[inline]
@@ -242,10 +249,10 @@ impl Pbf {
             self.blocks[b].set(bit, true);
             self.bump(b, bit, true);
         }
-        self.loads[b] += 1;
+        self.meta[b].load += 1;
         if self.expand {
-            arena.set_link(r, self.heads[b]);
-            self.heads[b] = r;
+            arena.set_link(r, self.meta[b].head);
+            self.meta[b].head = r;
         }
     }
 
@@ -257,13 +264,13 @@ impl Pbf {
                 self.blocks[b].set(bit, false);
             }
         }
-        self.loads[b] -= 1;
+        self.meta[b].load -= 1;
         if self.expand {
             let next = arena.link(r);
-            if self.heads[b] == r {
-                self.heads[b] = next;
+            if self.meta[b].head == r {
+                self.meta[b].head = next;
             } else {
-                let mut at = self.heads[b];
+                let mut at = self.meta[b].head;
                 while arena.link(at) != r {
                     at = arena.link(at);
                 }
@@ -293,12 +300,12 @@ impl Pbf {
     fn relieve(&mut self, b: usize, arena: &mut PrefixArena) {
         let mut work = vec![b];
         while let Some(b) = work.pop() {
-            if self.loads[b] <= self.threshold || self.loads[b] < self.retry_at[b] {
+            if self.meta[b].load <= self.threshold || self.meta[b].load < self.meta[b].retry_at {
                 continue;
             }
             // The block's prefixes, with their hashes and arrival level.
-            let mut members = Vec::with_capacity(self.loads[b] as usize);
-            let mut at = self.heads[b];
+            let mut members = Vec::with_capacity(self.meta[b].load as usize);
+            let mut at = self.meta[b].head;
             while at != 0 {
                 let h = NameHashes::from_encoded(arena.bytes(at));
                 let (_, level) = self.place(&h, h.len());
@@ -327,7 +334,7 @@ impl Pbf {
             if l > longest || moved(l) == 0 {
                 self.stuck += 1;
                 self.live_stuck += u64::from(self.live);
-                self.retry_at[b] = self.loads[b] * 2;
+                self.meta[b].retry_at = self.meta[b].load * 2;
                 continue;
             }
             self.expansions += 1;
@@ -338,7 +345,7 @@ impl Pbf {
             for m in members.iter().filter(|m| movable(m)) {
                 let (to, _) = self.place(&m.0, m.0.len());
                 self.attach(to, &m.0, m.2, arena);
-                if self.loads[to] > self.threshold {
+                if self.meta[to].load > self.threshold {
                     work.push(to);
                 }
             }
@@ -368,7 +375,7 @@ impl Pbf {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.blocks.capacity() * 64 + self.counters.capacity() + (self.loads.capacity() + self.heads.capacity() + self.retry_at.capacity()) * 4
+        self.blocks.capacity() * 64 + self.counters.capacity() + self.meta.capacity() * std::mem::size_of::<BlockMeta>()
     }
 
     /// The Bloom filter proper, the part forwarding reads.
@@ -384,7 +391,7 @@ impl Pbf {
     /// Analytical mean false-positive rate over blocks, (1/b)·Σ (1 − e^(−k·nᵢ/m))^k.
     pub fn expected_fpr(&self) -> f64 {
         let m = self.filter_bits as f64;
-        let sum: f64 = self.loads.iter().map(|&n| (1.0 - (-(K as f64) * n as f64 / m).exp()).powi(K as i32)).sum();
+        let sum: f64 = self.meta.iter().map(|m| m.load).map(|n| (1.0 - (-(K as f64) * n as f64 / m).exp()).powi(K as i32)).sum();
         sum / self.blocks.len() as f64
     }
 }

@@ -457,4 +457,3 @@ fn concurrent_lookups_see_only_published_states() {
     }
     assert!(active.is_empty() && next == records.len());
 }
-
