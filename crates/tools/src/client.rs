@@ -21,7 +21,7 @@ use trajan_wire::tlv::frame_len;
 use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, LpPacket, Name, NackReason, MAX_PACKET_SIZE};
 
-use crate::reassembly::Reassembler;
+use trajan_io::reassembly::Reassembler;
 use crate::transport::{resolve_transport, Transport};
 
 /// The largest stream frame accepted: a maximum-size packet plus room for the
@@ -147,7 +147,7 @@ impl Client {
             transport: transport.clone(),
             local,
             rx: BytesMut::with_capacity(2 * MAX_PACKET_SIZE),
-            reassembler: Reassembler::default(),
+            reassembler: Reassembler::new(),
             backlog: VecDeque::new(),
             malformed: 0,
         })
@@ -245,12 +245,30 @@ impl Client {
 
     /// Decodes one frame; malformed ones are counted and yield `None`.
     fn decode(&mut self, frame: Bytes) -> Option<Packet> {
-        let Ok(lp) = LpPacket::decode(&frame) else {
+        let Ok(mut lp) = LpPacket::decode(&frame) else {
             self.malformed += 1;
             return None;
         };
-        let (nack, pit_token) = (lp.headers.nack, lp.headers.pit_token.clone());
-        let wire = self.reassembler.push(lp)?;
+        if lp.is_fragmented() {
+            // The forwarder fragmented a packet larger than its UDP MTU (ndnd: 1420 bytes).
+            let whole = match self.reassembler.accept(lp, Instant::now()) {
+                Ok(Some(whole)) => whole,
+                Ok(None) => return None,
+                Err(_) => {
+                    self.malformed += 1;
+                    return None;
+                }
+            };
+            lp = match LpPacket::decode(&whole) {
+                Ok(lp) => lp,
+                Err(_) => {
+                    self.malformed += 1;
+                    return None;
+                }
+            };
+        }
+        let (nack, pit_token) = (lp.headers.nack, lp.headers.pit_token);
+        let wire = lp.fragment?;
         let packet = match (wire.first().map(|b| u32::from(*b)), nack) {
             (Some(INTEREST), Some(reason)) => Interest::decode(&wire).ok().map(|interest| Packet::Nack { reason, interest }),
             (Some(INTEREST), None) => Interest::decode(&wire).ok().map(|interest| Packet::Interest { interest, pit_token }),

@@ -9,6 +9,5 @@ pub mod get;
 pub mod mgmt_cli;
 pub mod ping;
 pub mod put;
-pub mod reassembly;
 pub mod stop;
 pub mod transport;
