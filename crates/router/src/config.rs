@@ -55,6 +55,8 @@ pub struct TablesConfig {
     pub cs_capacity: usize,
     pub pit_capacity: usize,
     pub dead_nonce_lifetime_ms: u64,
+    /// FIB structure: `hash`, `pbf` or `pbf-exp` (Caesar's variants, for side-by-side runs).
+    pub fib_variant: String,
 }
 
 /// Forwarding threads (Augustus' sharded workers).
@@ -147,6 +149,10 @@ impl Config {
         if !self.workers.cores.is_empty() && self.workers.count != 0 && self.workers.count != self.workers.cores.len() {
             return Err(invalid("workers.cores", format!("{} cores listed for workers.count = {}", self.workers.cores.len(), self.workers.count)));
         }
+        self.tables
+            .fib_variant
+            .parse::<trajan_tables::FibVariant>()
+            .map_err(|e| invalid("tables.fib_variant", e))?;
         if !matches!(self.log.level.as_str(), "error" | "warn" | "info" | "debug" | "trace") {
             return Err(invalid("log.level", format!("`{}` is not one of error, warn, info, debug, trace", self.log.level)));
         }
@@ -186,6 +192,7 @@ struct PartialTables {
     cs_capacity: Option<usize>,
     pit_capacity: Option<usize>,
     dead_nonce_lifetime_ms: Option<u64>,
+    fib_variant: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -269,6 +276,14 @@ mod tests {
         assert_eq!(c.workers.cores, vec![1, 0]);
         let e = Config::parse("[workers]\ncount = 3\ncores = [0]\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("workers.cores"), "{e}");
+    }
+
+    #[test]
+    fn fib_variant_is_checked() {
+        assert_eq!(Config::default_config().tables.fib_variant, "pbf-exp");
+        assert!(Config::parse("[tables]\nfib_variant = \"hash\"\n", "t").is_ok());
+        let e = Config::parse("[tables]\nfib_variant = \"trie\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("tables.fib_variant"), "{e}");
     }
 
     #[test]

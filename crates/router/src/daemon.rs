@@ -265,6 +265,7 @@ fn new_forwarder(cfg: &Config, shards: usize, index: u64) -> Forwarder {
         cs_capacity: cfg.tables.cs_capacity.div_ceil(shards),
         pit_capacity: cfg.tables.pit_capacity.div_ceil(shards),
         dead_nonce_lifetime_ms: cfg.tables.dead_nonce_lifetime_ms,
+        fib_variant: cfg.tables.fib_variant.parse().expect("validated when the configuration was loaded"),
         seed: EngineConfig::default().seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15),
         ..EngineConfig::default()
     };
