@@ -122,6 +122,11 @@ pub struct EngineArgs {
     /// Content bytes per Data.
     #[arg(long, default_value_t = 100)]
     pub payload: usize,
+    /// Engine threads: each pinned to its own core, owning its own Forwarder (PIT/CS
+    /// shard and FIB replica) and its own disjoint names, as the daemon's workers do
+    /// after name dispatch. Timing starts together on a barrier.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
     /// Print one JSON object per run instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -175,6 +180,18 @@ pub struct StageNs {
     pub sum: f64,
 }
 
+/// One worker's share of a multi-worker run.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkerFigures {
+    pub worker: usize,
+    /// The CPU it was pinned to, if pinning worked.
+    pub cpu: Option<usize>,
+    pub exchanges: u64,
+    pub exchanges_per_sec: f64,
+    pub ns_per_exchange: f64,
+    pub cpu_share: Option<f64>,
+}
+
 /// Per-packet time inside the engine: each burst's `process_burst` time divided by
 /// its packets (one value per burst, not individual packets' latency).
 #[derive(Debug, Clone, Default, Serialize)]
@@ -190,8 +207,10 @@ pub struct Latency {
 pub struct Report {
     pub workload: Workload,
     pub fib_prefixes: usize,
-    /// Engine threads (one for now: the engine is single-threaded by design).
+    /// Engine threads, each with its own Forwarder (`--workers`).
     pub workers: u32,
+    /// Each worker's own figures; the totals above sum their rates.
+    pub per_worker: Vec<WorkerFigures>,
     pub seed: u64,
     pub burst: usize,
     pub pool: usize,
@@ -200,6 +219,7 @@ pub struct Report {
     pub consumers: usize,
     pub zipf_alpha: Option<f64>,
     pub cs_capacity: usize,
+    /// Timed rounds, summed over the workers.
     pub rounds: u64,
     pub interests: u64,
     /// Data delivered to consumers.
@@ -543,57 +563,66 @@ fn templates(names: &NameSet, payload: usize) -> anyhow::Result<(Templates, Temp
 
 /// Runs one benchmark as `args` describe, returning its report.
 pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
-    let setup = Instant::now();
     if args.fib_prefixes == 0 || args.pool == 0 || args.objects == 0 {
         bail!("--fib-prefixes, --pool and --objects must be at least 1");
     }
-    let counting = alloc::installed();
-    let hosts = workload::reference_hosts()?;
-    let fib_names = workload::reference_fib(&hosts, args.fib_prefixes, args.seed)?;
-    drop(hosts);
-    let names_seed = args.seed.wrapping_add(1);
-    let (names, delta) = match args.workload {
-        Workload::Reference => (workload::reference_names(&fib_names, args.pool, names_seed), None),
-        Workload::Zipf => (workload::interest_names(&fib_names, args.objects, Delta::Fixed(args.delta.into()), names_seed), Some(args.delta)),
-        Workload::Worst | Workload::Aggregate => (workload::worst_case_names(&fib_names, args.pool, args.delta.into(), names_seed), Some(args.delta)),
-    };
-    let (interests, data) = templates(&names, args.payload)?;
-    drop(names);
-    let consumers = args.consumers.unwrap_or(if args.workload == Workload::Aggregate { 4 } else { 1 }).max(1);
-    let cfg = EngineConfig { cs_capacity: args.cs_capacity, pit_capacity: 1 << 20, ..EngineConfig::default() };
-    let mut fwd = Forwarder::new(&cfg, 0);
-    let face = FaceMeta { local: false, point_to_point: true, ..Default::default() };
-    fwd.add_face(PRODUCER, face.clone());
-    let consumer_ids: Vec<FaceId> = (1..=consumers as FaceId).map(|c| PRODUCER + c).collect();
-    for &c in &consumer_ids {
-        fwd.add_face(c, face.clone());
+    let n = usize::from(args.workers);
+    if n == 1 {
+        return run_worker(args, 0, None, None);
     }
-    let ((), fib_mem) = alloc::counted(|| {
-        for prefix in fib_names.iter() {
-            fwd.fib.add_nexthop(&prefix, PRODUCER, 0);
-        }
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let start = std::sync::Barrier::new(n);
+    let reports: Vec<anyhow::Result<Report>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|w| {
+                let core = cores.get(w % cores.len().max(1)).copied();
+                let start = &start;
+                scope.spawn(move || {
+                    let pinned = core.filter(|c| core_affinity::set_for_current(*c)).map(|c| c.id);
+                    run_worker(args, w, Some(start), pinned)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a bench worker panicked")))).collect()
     });
-    drop(fib_names);
-    let source = match args.workload {
-        Workload::Zipf => Source::Popular(Box::new(Popularity::new(args.objects as u64, args.alpha, args.seed.wrapping_add(2))?)),
-        Workload::Aggregate => Source::Aggregate { next: 0 },
-        Workload::Worst | Workload::Reference => Source::Sequential { next: 0 },
-    };
-    let mut b = Bench {
-        fwd,
-        interests,
-        data,
-        source,
-        consumers: consumer_ids,
-        burst: args.burst.into(),
-        now_ms: 1,
-        nonce: 0,
-        items: Vec::new(),
-        input: Vec::new(),
-        data_in: Vec::new(),
-        out: Vec::new(),
-        answers: Vec::new(),
-    };
+    let reports = reports.into_iter().collect::<anyhow::Result<Vec<Report>>>()?;
+    Ok(combine(reports))
+}
+
+/// Totals of a multi-worker run: counts and rates summed, per-exchange time and CPU
+/// share averaged; stages, latency and memory are worker 0's.
+fn combine(reports: Vec<Report>) -> Report {
+    let n = reports.len();
+    let mut total = reports[0].clone();
+    total.workers = n as u32;
+    total.per_worker = reports.iter().flat_map(|r| r.per_worker.iter().cloned()).collect();
+    for r in &reports[1..] {
+        total.rounds += r.rounds;
+        total.interests += r.interests;
+        total.exchanges += r.exchanges;
+        total.packets += r.packets;
+        total.exchanges_per_sec += r.exchanges_per_sec;
+        total.packets_per_sec += r.packets_per_sec;
+        total.nacks += r.nacks;
+        total.unanswered += r.unanswered;
+    }
+    total.ns_per_exchange = reports.iter().map(|r| r.ns_per_exchange).sum::<f64>() / n as f64;
+    total.cpu_share = reports.iter().map(|r| r.cpu_share).sum::<Option<f64>>().map(|s| s / n as f64);
+    total.cs_hit_ratio = reports.iter().map(|r| r.cs_hit_ratio).sum::<f64>() / n as f64;
+    total
+}
+
+/// One engine thread's run. Worker `w` draws its own names (seeded by `w`); with a
+/// `start` barrier, timing begins when every worker is built and warmed up.
+fn run_worker(args: &EngineArgs, worker: usize, start: Option<&std::sync::Barrier>, cpu: Option<usize>) -> anyhow::Result<Report> {
+    let setup = Instant::now();
+    let built = build(args, worker);
+    if let Some(b) = start {
+        // Every worker reaches the barrier, even after a failed build, so none waits forever.
+        b.wait();
+    }
+    let (mut b, fib_mem, delta, consumers) = built?;
+    let counting = alloc::installed();
     let setup_s = setup.elapsed().as_secs_f64();
 
     // Warm-up: until `--warmup` has passed and the CS is full (or 5× `--warmup`).
@@ -637,10 +666,19 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
 
     let engine_s = t.engine.as_secs_f64();
     let per_sec = |n: u64| if engine_s > 0.0 { n as f64 / engine_s } else { 0.0 };
+    let ns_per_exchange = if t.exchanges > 0 { engine_s * 1e9 / t.exchanges as f64 } else { 0.0 };
     Ok(Report {
         workload: args.workload,
         fib_prefixes: args.fib_prefixes,
         workers: 1,
+        per_worker: vec![WorkerFigures {
+            worker,
+            cpu,
+            exchanges: t.exchanges,
+            exchanges_per_sec: per_sec(t.exchanges),
+            ns_per_exchange,
+            cpu_share,
+        }],
         seed: args.seed,
         burst: b.burst,
         pool: b.pool() as usize,
@@ -657,7 +695,7 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
         cpu_share,
         exchanges_per_sec: per_sec(t.exchanges),
         packets_per_sec: per_sec(t.packets),
-        ns_per_exchange: if t.exchanges > 0 { engine_s * 1e9 / t.exchanges as f64 } else { 0.0 },
+        ns_per_exchange,
         allocs_per_packet,
         cs_hit_ratio: t.cs_hits as f64 / t.interests.max(1) as f64,
         nacks: t.nacks,
@@ -671,6 +709,60 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
         data_wire_bytes: b.data.mean_len(),
         setup_s,
     })
+}
+
+/// What one worker needs: its Bench, the FIB's allocation figures, Δ and consumers.
+type Built = (Bench, alloc::Counted, Option<u8>, usize);
+
+/// Builds one worker's forwarder, FIB and packet pool.
+fn build(args: &EngineArgs, worker: usize) -> anyhow::Result<Built> {
+    let hosts = workload::reference_hosts()?;
+    let fib_names = workload::reference_fib(&hosts, args.fib_prefixes, args.seed)?;
+    drop(hosts);
+    let names_seed = args.seed.wrapping_add(1).wrapping_add(worker as u64 * 0x9e37_79b9);
+    let (names, delta) = match args.workload {
+        Workload::Reference => (workload::reference_names(&fib_names, args.pool, names_seed), None),
+        Workload::Zipf => (workload::interest_names(&fib_names, args.objects, Delta::Fixed(args.delta.into()), names_seed), Some(args.delta)),
+        Workload::Worst | Workload::Aggregate => (workload::worst_case_names(&fib_names, args.pool, args.delta.into(), names_seed), Some(args.delta)),
+    };
+    let (interests, data) = templates(&names, args.payload)?;
+    drop(names);
+    let consumers = args.consumers.unwrap_or(if args.workload == Workload::Aggregate { 4 } else { 1 }).max(1);
+    let cfg = EngineConfig { cs_capacity: args.cs_capacity, pit_capacity: 1 << 20, ..EngineConfig::default() };
+    let mut fwd = Forwarder::new(&cfg, 0);
+    let face = FaceMeta { local: false, point_to_point: true, ..Default::default() };
+    fwd.add_face(PRODUCER, face.clone());
+    let consumer_ids: Vec<FaceId> = (1..=consumers as FaceId).map(|c| PRODUCER + c).collect();
+    for &c in &consumer_ids {
+        fwd.add_face(c, face.clone());
+    }
+    let ((), fib_mem) = alloc::counted(|| {
+        for prefix in fib_names.iter() {
+            fwd.fib.add_nexthop(&prefix, PRODUCER, 0);
+        }
+    });
+    drop(fib_names);
+    let source = match args.workload {
+        Workload::Zipf => Source::Popular(Box::new(Popularity::new(args.objects as u64, args.alpha, args.seed.wrapping_add(2))?)),
+        Workload::Aggregate => Source::Aggregate { next: 0 },
+        Workload::Worst | Workload::Reference => Source::Sequential { next: 0 },
+    };
+    let b = Bench {
+        fwd,
+        interests,
+        data,
+        source,
+        consumers: consumer_ids,
+        burst: args.burst.into(),
+        now_ms: 1,
+        nonce: 0,
+        items: Vec::new(),
+        input: Vec::new(),
+        data_in: Vec::new(),
+        out: Vec::new(),
+        answers: Vec::new(),
+    };
+    Ok((b, fib_mem, delta, consumers))
 }
 
 /// Nanoseconds the calling thread has spent on a CPU, from Linux's schedstat;
@@ -831,7 +923,7 @@ fn memory(b: &mut Bench) -> (Option<f64>, Option<f64>) {
 pub fn print_table(r: &Report) {
     let alloc = r.allocs_per_packet.map_or("n/a (counting allocator not installed)".to_string(), |a| format!("{a:.2}"));
     let bytes = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.0} B"));
-    println!("trajan bench engine — workload {:?}, FIB {} prefixes, 1 worker", r.workload, r.fib_prefixes);
+    println!("trajan bench engine — workload {:?}, FIB {} prefixes, {} worker(s)", r.workload, r.fib_prefixes, r.workers);
     println!(
         "  burst {}  pool {}  Δ {}  consumers {}  CS capacity {}  seed {}{}",
         r.burst,
@@ -846,6 +938,13 @@ pub fn print_table(r: &Report) {
     println!();
     println!("  exchanges/s        {:>12.0}   ({} exchanges in {:.2} s of engine time, {:.2} s wall)", r.exchanges_per_sec, r.exchanges, r.engine_s, r.wall_s);
     println!("  packets/s          {:>12.0}", r.packets_per_sec);
+    if r.per_worker.len() > 1 {
+        for w in &r.per_worker {
+            let cpu = w.cpu.map_or("unpinned".to_string(), |c| format!("CPU {c}"));
+            let share = w.cpu_share.map_or(String::new(), |s| format!(", CPU share {s:.2}"));
+            println!("    worker {} ({cpu}): {:>10.0} exchanges/s, {:.1} ns/exchange{share}", w.worker, w.exchanges_per_sec, w.ns_per_exchange);
+        }
+    }
     if let Some(share) = r.cpu_share {
         println!("  CPU share          {share:>12.2}   (of the timed loop's wall time this thread ran; < 1 means preempted)");
     }

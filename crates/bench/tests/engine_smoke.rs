@@ -111,3 +111,19 @@ fn counts_take_k_and_m_suffixes() {
     assert!(engine::parse_count("1G").is_err());
     assert!(engine::parse_count("").is_err());
 }
+
+#[test]
+fn workers_each_run_their_own_engine_and_totals_add_up() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let r = engine::run(&args(&["--workload", "worst", "--burst", "16", "--workers", "2"])).expect("bench runs");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["workers"], 2);
+    assert_eq!(r.per_worker.len(), 2);
+    assert_eq!((r.nacks, r.unanswered), (0, 0));
+    assert_eq!(r.rounds, 2 * 20, "rounds are summed over the workers");
+    let per: u64 = r.per_worker.iter().map(|w| w.exchanges).sum();
+    assert_eq!(per, r.exchanges, "the total is the workers' sum");
+    assert!(r.per_worker.iter().all(|w| w.exchanges == 20 * 16), "every worker answered its own Interests");
+    let rate: f64 = r.per_worker.iter().map(|w| w.exchanges_per_sec).sum();
+    assert!((rate - r.exchanges_per_sec).abs() < 1e-6 * rate.max(1.0));
+}
