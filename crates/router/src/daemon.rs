@@ -187,7 +187,7 @@ impl Daemon {
         polled?;
         for ev in events.drain(..) {
             if let Some((face, pkt)) = self.face_event(ev) {
-                self.workers.as_mut().expect("dispatch mode").dispatch(face, pkt);
+                self.workers.as_mut().expect("dispatch mode").dispatch(face, pkt, now);
             }
         }
         self.events = events;
@@ -200,7 +200,7 @@ impl Daemon {
             if o.face == INTERNAL_FACE {
                 let reply = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io, Some(&mut *workers));
                 if let Some(reply) = reply {
-                    workers.dispatch(INTERNAL_FACE, reply);
+                    workers.dispatch(INTERNAL_FACE, reply, now);
                 }
             } else {
                 self.io.send(o.face, o.pkt);

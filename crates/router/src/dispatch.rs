@@ -30,7 +30,6 @@
 //! counts and drops them exactly as the single-threaded daemon does.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use trajan_wire::tlv::read_header;
 use trajan_wire::types::{DATA, INTEREST, LP_FRAGMENT, LP_PACKET, NAME};
@@ -114,10 +113,10 @@ pub fn owner(key: Option<u32>, n: usize) -> usize {
 /// Most short Interest prefixes remembered at once; beyond it new ones are not
 /// recorded (their CanBePrefix Data may then miss, as with a single key).
 pub const MAX_SHORT_PREFIXES: usize = 4096;
-/// How long a short prefix is remembered after its last Interest. Longer than any
-/// usual InterestLifetime; a stale entry only costs a redundant copy of some Data,
+/// How long (ms) a short prefix is remembered after its last Interest. Longer than
+/// any usual InterestLifetime; a stale entry only costs a redundant copy of some Data,
 /// which the other worker counts as unsolicited.
-pub const SHORT_PREFIX_TTL: Duration = Duration::from_secs(60);
+pub const SHORT_PREFIX_TTL_MS: u64 = 60_000;
 
 /// Interests whose names are shorter than [`DISPATCH_COMPONENTS`], remembered so
 /// that Data extending them reaches their worker too. A CanBePrefix Interest for
@@ -125,34 +124,34 @@ pub const SHORT_PREFIX_TTL: Duration = Duration::from_secs(60);
 /// without this, the Data would meet no PIT entry on its own worker.
 #[derive(Debug, Default)]
 pub struct ShortPrefixes {
-    owners: HashMap<u32, (usize, Instant)>,
+    owners: HashMap<u32, (usize, u64)>,
 }
 
 impl ShortPrefixes {
     /// Notes a dispatched Interest whose name is short, with the worker it went to.
-    pub fn note_interest(&mut self, keys: &NameKeys, worker: usize, now: Instant) {
+    pub fn note_interest(&mut self, keys: &NameKeys, worker: usize, now_ms: u64) {
         if !keys.interest || keys.hashed >= DISPATCH_COMPONENTS {
             return;
         }
         if self.owners.len() >= MAX_SHORT_PREFIXES {
-            self.owners.retain(|_, (_, seen)| now.duration_since(*seen) < SHORT_PREFIX_TTL);
+            self.owners.retain(|_, (_, seen)| now_ms.saturating_sub(*seen) < SHORT_PREFIX_TTL_MS);
             if self.owners.len() >= MAX_SHORT_PREFIXES {
                 return;
             }
         }
-        self.owners.insert(keys.key(), (worker, now));
+        self.owners.insert(keys.key(), (worker, now_ms));
     }
 
     /// Other workers that should also get this Data: those holding a short Interest
     /// whose name is a proper prefix of the Data's name.
-    pub fn extra_owners(&self, keys: &NameKeys, owner: usize, now: Instant, out: &mut Vec<usize>) {
+    pub fn extra_owners(&self, keys: &NameKeys, owner: usize, now_ms: u64, out: &mut Vec<usize>) {
         out.clear();
         if keys.interest || self.owners.is_empty() {
             return;
         }
         for k in &keys.prefix[..keys.hashed] {
             if let Some(&(w, seen)) = self.owners.get(k) {
-                if w != owner && now.duration_since(seen) < SHORT_PREFIX_TTL && !out.contains(&w) {
+                if w != owner && now_ms.saturating_sub(seen) < SHORT_PREFIX_TTL_MS && !out.contains(&w) {
                     out.push(w);
                 }
             }
@@ -199,7 +198,7 @@ mod tests {
 
     #[test]
     fn data_for_a_short_can_be_prefix_interest_also_reaches_its_worker() {
-        let now = Instant::now();
+        let now = 1_000;
         let mut short = ShortPrefixes::default();
         let i = name_keys(&interest("/video", true)).unwrap();
         let d = name_keys(&data("/video/file/v=3")).unwrap();
@@ -214,7 +213,7 @@ mod tests {
         fresh.note_interest(&name_keys(&interest("/video/file", true)).unwrap(), wi, now);
         fresh.extra_owners(&d, wd, now, &mut extra);
         assert!(extra.is_empty());
-        short.extra_owners(&d, wd, now + SHORT_PREFIX_TTL, &mut extra);
+        short.extra_owners(&d, wd, now + SHORT_PREFIX_TTL_MS, &mut extra);
         assert!(extra.is_empty());
     }
 

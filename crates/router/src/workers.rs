@@ -278,15 +278,14 @@ impl Workers {
     /// Hands a received packet to its owner — and Data also to the workers of short
     /// CanBePrefix Interests it may answer (see [`ShortPrefixes`]); dropped and
     /// counted when a ring is full (the worker is overloaded, as a full NIC queue
-    /// would drop).
-    pub fn dispatch(&mut self, face: FaceId, pkt: Bytes) {
+    /// would drop). `now_ms` is the daemon's clock, read once per poll, not per packet.
+    pub fn dispatch(&mut self, face: FaceId, pkt: Bytes, now_ms: u64) {
         let keys = name_keys(&pkt);
         let w = owner(keys.map(|k| k.key()), self.links.len());
         if let (Some(keys), true) = (keys, self.links.len() > 1) {
-            let now = Instant::now();
-            self.short.note_interest(&keys, w, now);
+            self.short.note_interest(&keys, w, now_ms);
             let mut extra = std::mem::take(&mut self.extra);
-            self.short.extra_owners(&keys, w, now, &mut extra);
+            self.short.extra_owners(&keys, w, now_ms, &mut extra);
             for &x in &extra {
                 self.push(x, face, pkt.clone());
             }
@@ -570,15 +569,15 @@ mod tests {
         let n = 600;
         // Exact exchanges, and CanBePrefix ones answered by longer Data.
         for i in 0..n {
-            w.dispatch(DOWN, interest(&format!("/app/obj{i}/seg=0"), i, false));
-            w.dispatch(DOWN, interest(&format!("/disc/obj{i}"), n + i, true));
+            w.dispatch(DOWN, interest(&format!("/app/obj{i}/seg=0"), i, false), 0);
+            w.dispatch(DOWN, interest(&format!("/disc/obj{i}"), n + i, true), 0);
         }
         w.notify();
         let (out, _) = settle(&mut w);
         assert_eq!(names(&out, UP).len(), 2 * n as usize, "every Interest forwarded once");
         for i in 0..n {
-            w.dispatch(UP, DataBuilder::new(format!("/app/obj{i}/seg=0").parse().unwrap()).build(b"x"));
-            w.dispatch(UP, DataBuilder::new(format!("/disc/obj{i}/v=1/seg=0").parse().unwrap()).build(b"y"));
+            w.dispatch(UP, DataBuilder::new(format!("/app/obj{i}/seg=0").parse().unwrap()).build(b"x"), 0);
+            w.dispatch(UP, DataBuilder::new(format!("/disc/obj{i}/v=1/seg=0").parse().unwrap()).build(b"y"), 0);
         }
         w.notify();
         let (out, stats) = settle(&mut w);
@@ -601,13 +600,13 @@ mod tests {
         // `/topN` is keyed by one component, its Data `/topN/obj/v=1` by two: they
         // land on different workers for about half of the names.
         for i in 0..n {
-            w.dispatch(DOWN, interest(&format!("/top{i}"), i, true));
+            w.dispatch(DOWN, interest(&format!("/top{i}"), i, true), 0);
         }
         w.notify();
         let (out, _) = settle(&mut w);
         assert_eq!(names(&out, UP).len(), n as usize);
         for i in 0..n {
-            w.dispatch(UP, DataBuilder::new(format!("/top{i}/obj/v=1").parse().unwrap()).build(b"z"));
+            w.dispatch(UP, DataBuilder::new(format!("/top{i}/obj/v=1").parse().unwrap()).build(b"z"), 0);
         }
         w.notify();
         let (out, stats) = settle(&mut w);
@@ -622,7 +621,7 @@ mod tests {
         let mut w = start(2);
         let n = 1000u32;
         for i in 0..n {
-            w.dispatch(DOWN, interest(&format!("/r/x{i}/seg=0"), i, false));
+            w.dispatch(DOWN, interest(&format!("/r/x{i}/seg=0"), i, false), 0);
             if i % 50 == 0 {
                 // Move /r between two upstreams, and churn unrelated routes.
                 w.broadcast(route("/r", if i % 100 == 0 { UP2 } else { UP }));
@@ -647,7 +646,7 @@ mod tests {
     fn management_queries_reach_every_shard() {
         let mut w = start(3);
         for i in 0..30 {
-            w.dispatch(UP, DataBuilder::new(format!("/c/{i}").parse().unwrap()).build(b"z"));
+            w.dispatch(UP, DataBuilder::new(format!("/c/{i}").parse().unwrap()).build(b"z"), 0);
         }
         w.notify();
         let stats = w.stats();
