@@ -443,15 +443,7 @@ impl Io {
         let sock = mio::net::TcpStream::connect(addr).map_err(fail)?;
         let _ = sock.set_nodelay(true);
         let local = sock.local_addr().map_err(fail)?;
-        let info = FaceInfo {
-            id: 0,
-            kind: FaceKind::Tcp,
-            remote_uri: uri::format(Scheme::Tcp, addr),
-            local_uri: uri::format(Scheme::Tcp, local),
-            local_scope: uri::is_local(addr.ip()),
-            persistency,
-            mtu: None,
-        };
+        let info = tcp_face_info(addr, local, persistency);
         self.add_stream_face(StreamSocket::Tcp(sock), true, info).map_err(fail)
     }
 
@@ -463,16 +455,7 @@ impl Io {
                 Some(i) => self.tcp[i].accept().map(|(s, peer)| {
                     let _ = s.set_nodelay(true);
                     let local = s.local_addr().unwrap_or(peer);
-                    let info = FaceInfo {
-                        id: 0,
-                        kind: FaceKind::Tcp,
-                        remote_uri: uri::format(Scheme::Tcp, peer),
-                        local_uri: uri::format(Scheme::Tcp, local),
-                        local_scope: uri::is_local(peer.ip()),
-                        persistency: Persistency::OnDemand,
-                        mtu: None,
-                    };
-                    (StreamSocket::Tcp(s), info)
+                    (StreamSocket::Tcp(s), tcp_face_info(peer, local, Persistency::OnDemand))
                 }),
                 None => {
                     let Some(l) = &self.unix else { return false };
@@ -699,6 +682,20 @@ fn drive(
     }
 }
 
+/// What a TCP face to `peer` from `local` is, whether we connected or accepted it;
+/// the id is assigned when the face is added.
+fn tcp_face_info(peer: SocketAddr, local: SocketAddr, persistency: Persistency) -> FaceInfo {
+    FaceInfo {
+        id: 0,
+        kind: FaceKind::Tcp,
+        remote_uri: uri::format(Scheme::Tcp, peer),
+        local_uri: uri::format(Scheme::Tcp, local),
+        local_scope: uri::is_local(peer.ip()),
+        persistency,
+        mtu: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -709,3 +706,4 @@ mod tests {
         shareable::<super::Waker>();
     }
 }
+
