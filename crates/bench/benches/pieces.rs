@@ -105,7 +105,7 @@ fn pieces(c: &mut Criterion) {
     });
     let mut cs = Cs::new(NAMES);
     for d in data.iter().step_by(2) {
-        cs.insert(d.clone(), 0);
+        cs.insert(d, 0);
     }
     g.bench_function("cs lookup (half hit)", |b| {
         b.iter(|| {

@@ -2,7 +2,8 @@
 //! fields) and the per-packet-type counters NFD reports in `faces/list`. Sockets,
 //! addresses and byte counters belong to the I/O layer.
 
-use std::collections::HashMap;
+use foldhash::fast::RandomState;
+use hashbrown::HashMap;
 
 use crate::counters::PacketCounters;
 use crate::FaceId;
@@ -30,9 +31,11 @@ pub struct FaceMeta {
 }
 
 /// All faces the engine may forward to.
+/// Looked up several times per packet, so keyed with a fast hasher (face ids are
+/// assigned by the router, not chosen by the network).
 #[derive(Debug, Default)]
 pub struct FaceTable {
-    faces: HashMap<FaceId, FaceMeta>,
+    faces: HashMap<FaceId, FaceMeta, RandomState>,
 }
 
 impl FaceTable {

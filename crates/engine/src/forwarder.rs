@@ -191,9 +191,9 @@ impl Forwarder {
 
         let existing = self.pit.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh);
         if existing.is_none() {
-            if let Some(data) = self.cs.lookup(&interest, now) {
+            if let Some(wire) = self.cs.lookup(&interest, now) {
                 self.counters.cs_hits += 1;
-                let pkt = data.wire.clone();
+                let pkt = wire.clone();
                 self.send_data(ingress, &pkt, lp.pit_token, out);
                 return;
             }
@@ -349,13 +349,21 @@ impl Forwarder {
             self.counters.unsolicited_data += 1;
             return;
         }
-        if lp.cache_policy != Some(CACHE_POLICY_NO_CACHE) {
-            self.cs.insert(data.clone(), now);
+        let cache = lp.cache_policy != Some(CACHE_POLICY_NO_CACHE);
+        if cache {
+            self.cs.insert(&data, now);
         }
+        // NFD's rule: a satisfied Interest's Nonces need the dead-nonce list only when
+        // a looping copy could not be answered from the CS instead, i.e. with
+        // MustBeFresh and Data that goes stale before the list forgets the Nonce.
+        let stale_soon = data.freshness_ms.unwrap_or(0) < self.dead_nonces.lifetime_ms();
         let mut sent: SmallVec<[(FaceId, Option<Bytes>); 4]> = SmallVec::new();
         for id in matches {
             let Some(entry) = self.pit.remove(id) else { continue };
             self.counters.satisfied_interests += 1;
+            if cache && entry.can_be_prefix {
+                self.cs.insert_indirect(&entry.name, &data.name);
+            }
             for r in &entry.in_records {
                 if r.face == ingress || r.expiry_ms < now {
                     continue;
@@ -365,8 +373,10 @@ impl Forwarder {
                 }
                 sent.push((r.face, r.pit_token.clone()));
             }
-            for o in &entry.out_records {
-                self.dead_nonces.add(&entry.name, o.nonce, now);
+            if entry.must_be_fresh && stale_soon {
+                for o in &entry.out_records {
+                    self.dead_nonces.add(&entry.name, o.nonce, now);
+                }
             }
         }
         for (face, token) in sent {
@@ -425,7 +435,7 @@ fn decode(pkt: &Bytes) -> Result<Option<Parsed>, WireError> {
         return Ok(None);
     }
     let Some(frag) = lp.fragment else { return Ok(None) };
-    let typ = trajan_wire::tlv::TlvReader::new(frag.clone()).peek_type()?;
+    let typ = trajan_wire::tlv::first_type(&frag)?;
     match typ {
         Some(INTEREST) => {
             let interest = Interest::decode(&frag)?;

@@ -111,11 +111,32 @@ fn duplicate_nonce_from_other_face_is_a_loop() {
 #[test]
 fn dead_nonce_list_catches_late_loops() {
     let mut f = forwarder();
+    let fresh = |n: &str, nonce| Interest { must_be_fresh: true, ..interest(n, nonce) }.encode();
+    run(&mut f, 0, vec![(CONSUMER, fresh("/a/d", 9))]);
+    run(&mut f, 1, vec![(PRODUCER, data("/a/d", None))]);
+    // The same Interest looping back after satisfaction: the cached Data is stale,
+    // so only the dead-nonce list can tell it is a loop.
+    let out = run(&mut f, 2, vec![(CONSUMER2, fresh("/a/d", 9))]);
+    assert_eq!(decode(&out[0]).2, Some(NackReason::Duplicate));
+    // An unanswered Interest's Nonce is remembered when it expires.
+    run(&mut f, 3, vec![(CONSUMER, interest("/a/e", 10).encode())]);
+    f.tick(2000);
+    let out = run(&mut f, 2001, vec![(CONSUMER2, interest("/a/e", 10).encode())]);
+    assert_eq!(decode(&out[0]).2, Some(NackReason::Duplicate));
+}
+
+#[test]
+fn a_satisfied_loop_the_cs_answers_skips_the_dead_nonce_list() {
+    // NFD's rule: without MustBeFresh a looping copy is answered from the CS, so
+    // the satisfied entry's Nonce is not worth remembering.
+    let mut f = forwarder();
     run(&mut f, 0, vec![(CONSUMER, interest("/a/d", 9).encode())]);
     run(&mut f, 1, vec![(PRODUCER, data("/a/d", None))]);
-    // The same Interest looping back after satisfaction.
+    assert!(f.dead_nonces.is_empty());
     let out = run(&mut f, 2, vec![(CONSUMER2, interest("/a/d", 9).encode())]);
-    assert_eq!(decode(&out[0]).2, Some(NackReason::Duplicate));
+    assert_eq!(out.len(), 1);
+    assert!(decode(&out[0]).1.is_some(), "answered with the cached Data");
+    assert_eq!(f.counters.cs_hits, 1);
 }
 
 #[test]
@@ -284,4 +305,22 @@ fn next_hop_face_id_from_local_app_is_honoured() {
     let out = run(&mut f, 0, vec![(500, wire)]);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].face, PRODUCER2);
+}
+
+#[test]
+fn can_be_prefix_answers_are_cached_for_the_prefix() {
+    let mut f = forwarder();
+    let discover = |nonce| Interest { can_be_prefix: true, ..interest("/a/obj", nonce) }.encode();
+    let out = run(&mut f, 0, vec![(CONSUMER, discover(1))]);
+    assert_eq!(out[0].face, PRODUCER);
+    run(&mut f, 1, vec![(PRODUCER, data("/a/obj/v=1/seg=0", Some(10_000)))]);
+    // A second consumer's discovery is answered from the CS with the same packet.
+    let out = run(&mut f, 2, vec![(CONSUMER2, discover(2))]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].face, CONSUMER2);
+    assert_eq!(decode(&out[0]).1.unwrap().name, name("/a/obj/v=1/seg=0"));
+    assert_eq!(f.counters.cs_hits, 1);
+    // Without CanBePrefix the prefix is not the packet's name.
+    let out = run(&mut f, 3, vec![(CONSUMER2, interest("/a/obj", 3).encode())]);
+    assert_eq!(out[0].face, PRODUCER);
 }

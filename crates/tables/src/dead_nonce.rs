@@ -63,6 +63,11 @@ impl DeadNonceList {
         self.seen.get(&self.key(name, nonce)).is_some_and(|&(_, t)| now_ms < t.saturating_add(self.lifetime_ms))
     }
 
+    /// How long a pair is remembered.
+    pub fn lifetime_ms(&self) -> u64 {
+        self.lifetime_ms
+    }
+
     /// Number of remembered pairs (some may be past their lifetime until the next add).
     pub fn len(&self) -> usize {
         self.order.len()

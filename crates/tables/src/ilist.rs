@@ -55,6 +55,12 @@ impl List {
         (self.tail != NIL).then_some(self.tail)
     }
 
+    /// The entry after `idx` (towards the tail), for walks along the list.
+    pub fn next<T: Linked>(&self, slab: &Slab<T>, idx: u32) -> Option<u32> {
+        let next = slab.at(idx).links().next;
+        (next != NIL).then_some(next)
+    }
+
     /// Links entry `idx`, which must be on no list, at the front.
     pub fn push_front<T: Linked>(&mut self, slab: &mut Slab<T>, idx: u32) {
         let old = self.head;
@@ -100,10 +106,10 @@ mod tests {
 
     fn walk(list: &List, slab: &Slab<Node>) -> Vec<u32> {
         let mut out = Vec::new();
-        let mut i = list.head;
-        while i != NIL {
-            out.push(slab.at(i).0);
-            i = slab.at(i).links().next;
+        let mut i = list.head();
+        while let Some(at) = i {
+            out.push(slab.at(at).0);
+            i = list.next(slab, at);
         }
         let mut back = Vec::new();
         let mut i = list.tail;

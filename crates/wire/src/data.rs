@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::WireError;
 use crate::name::Name;
-use crate::tlv::{decode_outer, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, TlvReader};
+use crate::tlv::{read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, SliceReader};
 use crate::types::*;
 
 /// ContentType value for a Nack-like "application Nack" Data (v0.3 ContentType 3).
@@ -33,11 +33,12 @@ pub struct Data {
 }
 
 impl Data {
-    /// Decodes a whole Data element.
+    /// Decodes a whole Data element. The name and content are `Bytes` views of
+    /// `wire`; nothing else is copied or reference-counted.
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
-        let outer = decode_outer(wire, DATA)?;
-        let mut r = TlvReader::new(outer.value);
-        let name = Name::from_value(r.expect(NAME)?.value)?;
+        let (outer, el) = SliceReader::outer(wire, DATA)?;
+        let mut r = outer.inner(&el);
+        let name = Name::from_value(wire.slice(r.expect(NAME)?.value()))?;
         let mut d = Data {
             name,
             content_type: 0,
@@ -65,11 +66,12 @@ impl Data {
             }
             last = k;
             match e.typ {
-                META_INFO => decode_meta_info(&mut d, e.value)?,
-                CONTENT => d.content = e.value,
+                META_INFO => decode_meta_info(&mut d, wire, r.inner(&e))?,
+                CONTENT => d.content = wire.slice(e.value()),
                 SIGNATURE_INFO => {
-                    let mut s = TlvReader::new(e.value);
-                    d.signature_type = read_nonneg(&s.expect(SIGNATURE_TYPE)?.value)?;
+                    let mut s = r.inner(&e);
+                    let t = s.expect(SIGNATURE_TYPE)?;
+                    d.signature_type = read_nonneg(s.value(&t))?;
                     have_sig_info = true;
                 }
                 _ => have_sig_value = true,
@@ -87,7 +89,7 @@ impl Data {
     /// SHA-256 of the whole encoding: the value of the implicit digest component
     /// that makes this packet's full name.
     pub fn implicit_digest(&self) -> [u8; 32] {
-        Sha256::digest(&self.wire).into()
+        implicit_digest_of(&self.wire)
     }
 
     /// The full name (name plus implicit digest).
@@ -104,17 +106,23 @@ impl Data {
     }
 }
 
-fn decode_meta_info(d: &mut Data, value: Bytes) -> Result<(), WireError> {
-    let mut r = TlvReader::new(value);
+/// The implicit digest of an encoded Data element, for tables that keep only the
+/// wire encoding of a packet and compute its full name on demand.
+pub fn implicit_digest_of(wire: &[u8]) -> [u8; 32] {
+    Sha256::digest(wire).into()
+}
+
+fn decode_meta_info(d: &mut Data, wire: &Bytes, mut r: SliceReader<'_>) -> Result<(), WireError> {
     while !r.is_empty() {
         let e = r.read()?;
         match e.typ {
-            CONTENT_TYPE => d.content_type = read_nonneg(&e.value)?,
-            FRESHNESS_PERIOD => d.freshness_ms = Some(read_nonneg(&e.value)?),
+            CONTENT_TYPE => d.content_type = read_nonneg(r.value(&e))?,
+            FRESHNESS_PERIOD => d.freshness_ms = Some(read_nonneg(r.value(&e))?),
             FINAL_BLOCK_ID => {
                 // Must hold exactly one name component.
-                Name::from_value(e.value.clone()).ok().filter(|n| n.len() == 1).ok_or(WireError::BadValue(FINAL_BLOCK_ID))?;
-                d.final_block_id = Some(e.value);
+                let value = wire.slice(e.value());
+                Name::from_value(value.clone()).ok().filter(|n| n.len() == 1).ok_or(WireError::BadValue(FINAL_BLOCK_ID))?;
+                d.final_block_id = Some(value);
             }
             t if is_critical(t) => return Err(WireError::UnknownCritical(t)),
             _ => {}

@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 use crate::error::WireError;
 use crate::name::Name;
-use crate::tlv::{decode_outer, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, TlvReader};
+use crate::tlv::{read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, SliceReader, TlvReader};
 use crate::types::*;
 
 /// InterestLifetime when the element is absent (v0.3 §5.2.5).
@@ -59,12 +59,13 @@ impl Interest {
         (e.typ == APPLICATION_PARAMETERS).then_some(e.value)
     }
 
-    /// Decodes a whole Interest element.
+    /// Decodes a whole Interest element. Only the parts the Interest keeps (the
+    /// name, a ForwardingHint, the parameters) become `Bytes` views of `wire`.
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
-        let outer = decode_outer(wire, INTEREST)?;
-        let mut r = TlvReader::new(outer.value);
+        let (outer, el) = SliceReader::outer(wire, INTEREST)?;
+        let mut r = outer.inner(&el);
         let name_el = r.expect(NAME)?;
-        let mut i = Interest::new(Name::from_value(name_el.value)?);
+        let mut i = Interest::new(Name::from_value(wire.slice(name_el.value()))?);
         // Rank of each known element in the order v0.3 prescribes.
         let rank = |t: u32| -> Option<u8> {
             Some(match t {
@@ -80,7 +81,6 @@ impl Interest {
         };
         let mut last = 0u8;
         while !r.is_empty() {
-            let before = r.rest();
             let e = r.read()?;
             let Some(k) = rank(e.typ) else {
                 if is_critical(e.typ) {
@@ -92,32 +92,32 @@ impl Interest {
                 return Err(WireError::OutOfOrder(e.typ));
             }
             last = k;
+            let value = r.value(&e);
             match e.typ {
                 CAN_BE_PREFIX => i.can_be_prefix = true,
                 MUST_BE_FRESH => i.must_be_fresh = true,
-                FORWARDING_HINT => i.forwarding_hint = Some(e.value),
+                FORWARDING_HINT => i.forwarding_hint = Some(wire.slice(e.value())),
                 NONCE => {
-                    let v: [u8; 4] = e.value[..].try_into().map_err(|_| WireError::BadValue(NONCE))?;
+                    let v: [u8; 4] = value.try_into().map_err(|_| WireError::BadValue(NONCE))?;
                     i.nonce = Some(u32::from_be_bytes(v));
                 }
-                INTEREST_LIFETIME => i.lifetime_ms = Some(read_nonneg(&e.value)?),
+                INTEREST_LIFETIME => i.lifetime_ms = Some(read_nonneg(value)?),
                 HOP_LIMIT => {
-                    if e.value.len() != 1 {
+                    if value.len() != 1 {
                         return Err(WireError::BadValue(HOP_LIMIT));
                     }
-                    i.hop_limit = Some(e.value[0]);
+                    i.hop_limit = Some(value[0]);
                 }
                 APPLICATION_PARAMETERS => {
                     // Everything from here on is signature material: validate its TLV
                     // structure, then keep it raw.
-                    let mut rest = r.clone();
-                    while !rest.is_empty() {
-                        let e = rest.read()?;
+                    while !r.is_empty() {
+                        let e = r.read()?;
                         if !matches!(e.typ, INTEREST_SIGNATURE_INFO | INTEREST_SIGNATURE_VALUE) && is_critical(e.typ) {
                             return Err(WireError::UnknownCritical(e.typ));
                         }
                     }
-                    i.params_tail = Some(before);
+                    i.params_tail = Some(wire.slice(e.begin..el.end));
                     break;
                 }
                 _ => unreachable!("rank() covers exactly these types"),

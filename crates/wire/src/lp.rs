@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 use crate::error::WireError;
 use crate::nack::NackReason;
-use crate::tlv::{decode_outer, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, TlvReader};
+use crate::tlv::{first_type, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, SliceReader};
 use crate::types::*;
 
 /// Longest PitToken Trajan stores (NDN-DPDK uses 8–32 bytes; NDNts 4). Longer ones are
@@ -45,55 +45,57 @@ pub struct LpPacket {
 impl LpPacket {
     /// Decodes an LpPacket, or wraps a bare Interest/Data.
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
-        let first = TlvReader::new(wire.clone()).peek_type()?.ok_or(WireError::Truncated)?;
+        let first = first_type(wire)?.ok_or(WireError::Truncated)?;
         if first == INTEREST || first == DATA {
             return Ok(LpPacket { fragment: Some(wire.clone()), ..Default::default() });
         }
-        let outer = decode_outer(wire, LP_PACKET)?;
-        let mut r = TlvReader::new(outer.value);
+        let (outer, el) = SliceReader::outer(wire, LP_PACKET)?;
+        let mut r = outer.inner(&el);
         let mut p = LpPacket::default();
         while !r.is_empty() {
             let e = r.read()?;
+            let value = r.value(&e);
             match e.typ {
                 LP_FRAGMENT => {
                     if !r.is_empty() {
                         return Err(WireError::OutOfOrder(LP_FRAGMENT));
                     }
-                    p.fragment = Some(e.value);
+                    p.fragment = Some(wire.slice(e.value()));
                 }
                 LP_SEQUENCE => {
-                    if e.value.len() != 8 {
+                    if value.len() != 8 {
                         return Err(WireError::BadValue(LP_SEQUENCE));
                     }
-                    p.sequence = Some(read_nonneg(&e.value)?);
+                    p.sequence = Some(read_nonneg(value)?);
                 }
-                LP_FRAG_INDEX => p.frag_index = Some(read_nonneg(&e.value)?),
-                LP_FRAG_COUNT => p.frag_count = Some(read_nonneg(&e.value)?),
+                LP_FRAG_INDEX => p.frag_index = Some(read_nonneg(value)?),
+                LP_FRAG_COUNT => p.frag_count = Some(read_nonneg(value)?),
                 LP_PIT_TOKEN => {
-                    if e.value.is_empty() || e.value.len() > MAX_PIT_TOKEN {
+                    if value.is_empty() || value.len() > MAX_PIT_TOKEN {
                         return Err(WireError::BadValue(LP_PIT_TOKEN));
                     }
-                    p.headers.pit_token = Some(e.value);
+                    p.headers.pit_token = Some(wire.slice(e.value()));
                 }
                 LP_NACK => {
-                    let mut nr = TlvReader::new(e.value);
+                    let mut nr = r.inner(&e);
                     let mut reason = NackReason::None;
                     while !nr.is_empty() {
                         let f = nr.read()?;
                         if f.typ == LP_NACK_REASON {
-                            reason = NackReason::from_code(read_nonneg(&f.value)?);
+                            reason = NackReason::from_code(read_nonneg(nr.value(&f))?);
                         } else if is_critical(f.typ) {
                             return Err(WireError::UnknownCritical(f.typ));
                         }
                     }
                     p.headers.nack = Some(reason);
                 }
-                LP_INCOMING_FACE_ID => p.headers.incoming_face_id = Some(read_nonneg(&e.value)?),
-                LP_NEXT_HOP_FACE_ID => p.headers.next_hop_face_id = Some(read_nonneg(&e.value)?),
-                LP_CONGESTION_MARK => p.headers.congestion_mark = Some(read_nonneg(&e.value)?),
+                LP_INCOMING_FACE_ID => p.headers.incoming_face_id = Some(read_nonneg(value)?),
+                LP_NEXT_HOP_FACE_ID => p.headers.next_hop_face_id = Some(read_nonneg(value)?),
+                LP_CONGESTION_MARK => p.headers.congestion_mark = Some(read_nonneg(value)?),
                 LP_CACHE_POLICY => {
-                    let mut cr = TlvReader::new(e.value);
-                    p.headers.cache_policy = Some(read_nonneg(&cr.expect(LP_CACHE_POLICY_TYPE)?.value)?);
+                    let mut cr = r.inner(&e);
+                    let t = cr.expect(LP_CACHE_POLICY_TYPE)?;
+                    p.headers.cache_policy = Some(read_nonneg(cr.value(&t))?);
                 }
                 t if lp_is_ignorable(t) => {}
                 // Reliability and discovery fields Trajan does not implement are

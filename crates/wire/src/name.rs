@@ -58,19 +58,15 @@ impl Name {
             if start - begin != varnum_len(typ as u64) + varnum_len((end - start) as u64) {
                 return Err(WireError::BadVarNumber);
             }
+            if (typ == IMPLICIT_SHA256_DIGEST || typ == PARAMETERS_SHA256_DIGEST) && end - start != 32 {
+                return Err(WireError::BadValue(NAME));
+            }
             if ends.len() >= MAX_COMPONENTS {
                 return Err(WireError::TooLarge);
             }
             ends.push(end as u16);
         }
-        let name = Name { value, ends };
-        for i in 0..name.len() {
-            let c = name.get(i);
-            if (c.typ == IMPLICIT_SHA256_DIGEST || c.typ == PARAMETERS_SHA256_DIGEST) && c.value.len() != 32 {
-                return Err(WireError::BadValue(NAME));
-            }
-        }
-        Ok(name)
+        Ok(Name { value, ends })
     }
 
     /// Parses a whole Name element (type and length included).

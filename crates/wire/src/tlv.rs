@@ -191,15 +191,7 @@ impl TlvReader {
     /// The type of the next element without consuming it.
     #[inline]
     pub fn peek_type(&self) -> Result<Option<u32>, WireError> {
-        if self.is_empty() {
-            return Ok(None);
-        }
-        let mut p = self.pos;
-        let t = read_varnum(&self.buf, &mut p)?;
-        if t == 0 || t > u32::MAX as u64 {
-            return Err(WireError::BadVarNumber);
-        }
-        Ok(Some(t as u32))
+        first_type(&self.buf[self.pos.min(self.buf.len())..])
     }
 
     /// Reads the next element.
@@ -229,6 +221,119 @@ impl TlvReader {
     pub fn rest(&self) -> Bytes {
         self.buf.slice(self.pos.min(self.buf.len())..)
     }
+}
+
+/// Where one element lies in the buffer a [`SliceReader`] reads: positions are
+/// offsets into that whole buffer, so a decoder can keep a part of the packet as a
+/// [`Bytes`] view (`wire.slice(span.value())`) only where it needs one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub typ: u32,
+    /// Where the element's header starts.
+    pub begin: usize,
+    /// Where its value starts.
+    pub start: usize,
+    /// Where it ends.
+    pub end: usize,
+}
+
+impl Span {
+    /// The value's range.
+    #[inline]
+    pub fn value(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+
+    /// The whole element's range (header and value).
+    #[inline]
+    pub fn whole(&self) -> std::ops::Range<usize> {
+        self.begin..self.end
+    }
+}
+
+/// Sequential reader of the TLV elements in a borrowed buffer. Unlike [`TlvReader`]
+/// it touches no reference count per element, which is what made decoding the
+/// largest cost of forwarding a packet: the hot decoders read with this and take a
+/// `Bytes` view only of the parts they keep.
+#[derive(Debug, Clone)]
+pub struct SliceReader<'a> {
+    /// The buffer, cut at the end of the region being read (positions stay absolute).
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> SliceReader<'a> {
+    /// Reads the elements filling all of `buf`.
+    #[inline]
+    pub fn new(buf: &'a [u8]) -> Self {
+        SliceReader { buf, pos: 0 }
+    }
+
+    /// Reads the elements inside the value of `span`, an element this reader returned.
+    #[inline]
+    pub fn inner(&self, span: &Span) -> SliceReader<'a> {
+        SliceReader { buf: &self.buf[..span.end], pos: span.start }
+    }
+
+    /// True when every element has been read.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// Where the next element starts.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Reads the next element.
+    #[inline]
+    pub fn read(&mut self) -> Result<Span, WireError> {
+        let begin = self.pos;
+        let (typ, start, end) = read_header(self.buf, &mut self.pos)?;
+        Ok(Span { typ, begin, start, end })
+    }
+
+    /// Reads the next element and checks its type.
+    #[inline]
+    pub fn expect(&mut self, typ: u32) -> Result<Span, WireError> {
+        let e = self.read()?;
+        if e.typ != typ {
+            return Err(WireError::UnexpectedType { expected: typ, got: e.typ });
+        }
+        Ok(e)
+    }
+
+    /// The value bytes of an element this reader returned.
+    #[inline]
+    pub fn value(&self, span: &Span) -> &'a [u8] {
+        &self.buf[span.start..span.end]
+    }
+
+    /// Reads exactly one element of type `typ` filling the whole region.
+    #[inline]
+    pub fn outer(buf: &'a [u8], typ: u32) -> Result<(SliceReader<'a>, Span), WireError> {
+        let mut r = SliceReader::new(buf);
+        let e = r.expect(typ)?;
+        if !r.is_empty() {
+            return Err(WireError::Trailing);
+        }
+        Ok((r, e))
+    }
+}
+
+/// The type of the first element of `buf`, without decoding it (`None` if empty).
+#[inline]
+pub fn first_type(buf: &[u8]) -> Result<Option<u32>, WireError> {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    let t = read_varnum(buf, &mut 0)?;
+    if t == 0 || t > u32::MAX as u64 {
+        return Err(WireError::BadVarNumber);
+    }
+    Ok(Some(t as u32))
 }
 
 /// Decodes exactly one element of type `typ` filling all of `buf`.
@@ -268,6 +373,38 @@ mod tests {
             let mut r = TlvReader::new(Bytes::from(data.clone()));
             for _ in 0..64 { if r.read().is_err() || r.is_empty() { break; } }
             let _ = frame_len(&data, 8800);
+        }
+    }
+
+    proptest! {
+        /// The borrowed reader sees exactly the elements, types and bytes the
+        /// `Bytes` reader sees, errors included, at every nesting level.
+        #[test]
+        fn slice_reader_agrees_with_tlv_reader(data in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let bytes = Bytes::from(data.clone());
+            let mut a = TlvReader::new(bytes.clone());
+            let mut b = SliceReader::new(&data);
+            for _ in 0..64 {
+                prop_assert_eq!(a.is_empty(), b.is_empty());
+                if a.is_empty() { break; }
+                match (a.read(), b.read()) {
+                    (Ok(x), Ok(y)) => {
+                        prop_assert_eq!(x.typ, y.typ);
+                        prop_assert_eq!(&x.value[..], b.value(&y));
+                        prop_assert_eq!(&x.wire[..], &data[y.whole()]);
+                        let (mut ia, mut ib) = (TlvReader::new(x.value.clone()), b.inner(&y));
+                        while !ia.is_empty() {
+                            match (ia.read(), ib.read()) {
+                                (Ok(p), Ok(q)) => prop_assert_eq!(&p.wire[..], &data[q.whole()]),
+                                (Err(p), Err(q)) => { prop_assert_eq!(p, q); break; }
+                                (p, q) => prop_assert!(false, "{:?} vs {:?}", p, q),
+                            }
+                        }
+                    }
+                    (Err(x), Err(y)) => { prop_assert_eq!(x, y); break; }
+                    (x, y) => prop_assert!(false, "{:?} vs {:?}", x, y),
+                }
+            }
         }
     }
 
