@@ -120,7 +120,7 @@ impl Forwarder {
                 self.counters.unsatisfied_interests += 1;
             }
             for o in &entry.out_records {
-                self.dead_nonces.add(&entry.name, o.nonce, now_ms);
+                self.dead_nonces.add(entry.name(), o.nonce, now_ms);
             }
         }
         self.expired = expired;
@@ -142,65 +142,66 @@ impl Forwarder {
                 }
             }
         }
-        for (face, p) in parsed.drain(..) {
+        for (face, p) in &parsed {
+            let face = *face;
             if self.faces.get(face).is_none() {
                 continue;
             }
             match p {
                 Parsed::Interest { interest, wire, lp } => self.on_interest(now_ms, face, interest, wire, lp, out),
                 Parsed::Data { data, lp } => self.on_data(now_ms, face, data, lp, out),
-                Parsed::Nack { interest, reason } => self.on_nack(now_ms, face, interest, reason, out),
+                Parsed::Nack { interest, reason } => self.on_nack(now_ms, face, interest, *reason, out),
             }
         }
+        parsed.clear();
         self.parsed = parsed;
     }
 
-    fn on_interest(&mut self, now: u64, ingress: FaceId, mut interest: Interest, mut wire: Bytes, lp: LpHeaders, out: &mut Vec<Outgoing>) {
+    fn on_interest(&mut self, now: u64, ingress: FaceId, received: &Interest, wire: &Bytes, lp: &LpHeaders, out: &mut Vec<Outgoing>) {
         self.counters.packets.in_interests += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
         meta.counters.packets.in_interests += 1;
         let (local, local_fields, p2p) = (meta.local, meta.local_fields, meta.point_to_point);
 
-        if !local && self.localhost.is_prefix_of(&interest.name) {
+        if !local && self.localhost.is_prefix_of(&received.name) {
             self.counters.scope_violations += 1;
             return;
         }
-        if let Some(h) = interest.hop_limit {
-            if !local {
-                if h == 0 {
-                    self.counters.hop_limit_drops += 1;
-                    return;
-                }
-                interest.hop_limit = Some(h - 1);
-                wire = Bytes::new();
-            }
+        // The Interest as it goes upstream: the received one unless the HopLimit is
+        // decremented or a Nonce added, which needs a copy and a new encoding.
+        let decrement = received.hop_limit.filter(|_| !local);
+        if decrement == Some(0) {
+            self.counters.hop_limit_drops += 1;
+            return;
         }
-        let nonce = match interest.nonce {
-            Some(n) => n,
-            None => {
-                let n = self.rng.u32(..);
-                interest.nonce = Some(n);
-                wire = Bytes::new();
-                n
-            }
+        let modified;
+        let (interest, mut wire) = if decrement.is_some() || received.nonce.is_none() {
+            let mut i = received.clone();
+            i.hop_limit = decrement.map(|h| h - 1).or(i.hop_limit);
+            i.nonce = Some(i.nonce.unwrap_or_else(|| self.rng.u32(..)));
+            modified = i;
+            (&modified, Bytes::new())
+        } else {
+            (received, wire.clone())
         };
+        let nonce = interest.nonce.expect("set above");
         if self.dead_nonces.contains(&interest.name, nonce, now) {
-            self.on_loop(ingress, p2p, &interest, lp.pit_token, out);
+            self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
             return;
         }
 
         let existing = self.pit.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh);
         if existing.is_none() {
-            if let Some(wire) = self.cs.lookup(&interest, now) {
+            if let Some(wire) = self.cs.lookup(interest, now) {
                 self.counters.cs_hits += 1;
                 let pkt = wire.clone();
-                self.send_data(ingress, &pkt, lp.pit_token, out);
+                self.send_data(ingress, &pkt, lp.pit_token.clone(), out);
                 return;
             }
         }
         let id = match existing {
             Some(id) => id,
-            None => match self.pit.find_or_insert(&interest, now) {
+            None => match self.pit.find_or_insert(interest, now) {
                 Ok((id, _)) => id,
                 Err(_) => {
                     self.counters.pit_full += 1;
@@ -211,17 +212,19 @@ impl Forwarder {
         let entry = self.pit.get_mut(id).expect("just found or inserted");
         if let Some((face, _)) = entry.has_nonce(nonce) {
             if face != ingress || !p2p {
-                self.on_loop(ingress, p2p, &interest, lp.pit_token, out);
+                self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
                 return;
             }
         }
         let expiry = now + interest.lifetime();
         entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
-        entry.interest = interest;
+        if existing.is_some() {
+            entry.interest = interest.clone();
+        }
         self.pit.reschedule(id);
 
         if wire.is_empty() {
-            wire = self.pit.get(id).expect("present").interest.encode();
+            wire = interest.encode();
         }
         // A local application may pin the next hop (NFD's NextHopFaceId).
         if let (true, Some(nh)) = (local_fields, lp.next_hop_face_id) {
@@ -237,9 +240,9 @@ impl Forwarder {
     /// Asks the strategy where a PIT entry's Interest goes and sends it there.
     fn forward_new(&mut self, now: u64, id: PitId, ingress: FaceId, ingress_local: bool, wire: &Bytes, out: &mut Vec<Outgoing>) {
         let entry = self.pit.get(id).expect("present");
-        let kind = self.strategy_for(&entry.name);
+        let kind = self.strategy_for(entry.name());
         let nexthops = self.fib_nexthops(&entry.interest);
-        let is_localhop = self.localhop.is_prefix_of(&entry.name);
+        let is_localhop = self.localhop.is_prefix_of(entry.name());
         let faces = &self.faces;
         let usable = |f: FaceId| {
             f != ingress && faces.get(f).is_some_and(|m| !(is_localhop && !ingress_local && !m.local))
@@ -335,7 +338,7 @@ impl Forwarder {
         }
     }
 
-    fn on_data(&mut self, now: u64, ingress: FaceId, data: Data, lp: LpHeaders, out: &mut Vec<Outgoing>) {
+    fn on_data(&mut self, now: u64, ingress: FaceId, data: &Data, lp: &LpHeaders, out: &mut Vec<Outgoing>) {
         self.counters.packets.in_data += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
         meta.counters.packets.in_data += 1;
@@ -344,14 +347,14 @@ impl Forwarder {
             return;
         }
         let mut matches = SmallVec::<[PitId; 4]>::new();
-        self.pit.matches_for_data(&data, &mut matches);
+        self.pit.matches_for_data(data, &mut matches);
         if matches.is_empty() {
             self.counters.unsolicited_data += 1;
             return;
         }
         let cache = lp.cache_policy != Some(CACHE_POLICY_NO_CACHE);
         if cache {
-            self.cs.insert(&data, now);
+            self.cs.insert(data, now);
         }
         // NFD's rule: a satisfied Interest's Nonces need the dead-nonce list only when
         // a looping copy could not be answered from the CS instead, i.e. with
@@ -359,10 +362,10 @@ impl Forwarder {
         let stale_soon = data.freshness_ms.unwrap_or(0) < self.dead_nonces.lifetime_ms();
         let mut sent: SmallVec<[(FaceId, Option<Bytes>); 4]> = SmallVec::new();
         for id in matches {
-            let Some(entry) = self.pit.remove(id) else { continue };
+            let Some(entry) = self.pit.get(id) else { continue };
             self.counters.satisfied_interests += 1;
-            if cache && entry.can_be_prefix {
-                self.cs.insert_indirect(&entry.name, &data.name);
+            if cache && entry.can_be_prefix() {
+                self.cs.insert_indirect(entry.name(), &data.name);
             }
             for r in &entry.in_records {
                 if r.face == ingress || r.expiry_ms < now {
@@ -373,18 +376,19 @@ impl Forwarder {
                 }
                 sent.push((r.face, r.pit_token.clone()));
             }
-            if entry.must_be_fresh && stale_soon {
+            if entry.must_be_fresh() && stale_soon {
                 for o in &entry.out_records {
-                    self.dead_nonces.add(&entry.name, o.nonce, now);
+                    self.dead_nonces.add(&entry.interest.name, o.nonce, now);
                 }
             }
+            self.pit.discard(id);
         }
         for (face, token) in sent {
             self.send_data(face, &data.wire, token, out);
         }
     }
 
-    fn on_nack(&mut self, now: u64, ingress: FaceId, interest: Interest, reason: NackReason, out: &mut Vec<Outgoing>) {
+    fn on_nack(&mut self, now: u64, ingress: FaceId, interest: &Interest, reason: NackReason, out: &mut Vec<Outgoing>) {
         self.counters.packets.in_nacks += 1;
         self.faces.get_mut(ingress).expect("checked by caller").counters.packets.in_nacks += 1;
         let Some(id) = self.pit.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh) else {
@@ -400,7 +404,7 @@ impl Forwarder {
             }
         }
         let entry = self.pit.get(id).expect("found");
-        let kind = self.strategy_for(&entry.name);
+        let kind = self.strategy_for(entry.name());
         let nexthops = self.fib_nexthops(&entry.interest);
         let faces = &self.faces;
         let usable = |f: FaceId| faces.get(f).is_some() && !entry.in_records.iter().any(|r| r.face == f);
@@ -419,7 +423,7 @@ impl Forwarder {
                     self.send_nack(r.face, &i, reason, r.pit_token.clone(), out);
                 }
                 for o in &entry.out_records {
-                    self.dead_nonces.add(&entry.name, o.nonce, now);
+                    self.dead_nonces.add(entry.name(), o.nonce, now);
                 }
             }
         }

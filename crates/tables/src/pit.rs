@@ -59,19 +59,13 @@ pub struct OutRecord {
     pub nack: Option<NackReason>,
 }
 
-/// One pending Interest. `name`, `can_be_prefix` and `must_be_fresh` are the entry's
-/// key: the table indexes the entry under their values at insertion, so changing
-/// them through [`Pit::get_mut`] does not re-key it.
+/// One pending Interest. Its key is the name, CanBePrefix and MustBeFresh of its
+/// Interest: the table indexes the entry under them at insertion, so `interest` may
+/// be replaced only by an Interest with the same key.
 #[derive(Clone, Debug)]
 pub struct PitEntry {
-    /// The Interest name (key).
-    pub name: Name,
-    /// The Interest's CanBePrefix (key): proper-prefix Data also satisfy the entry.
-    pub can_be_prefix: bool,
-    /// The Interest's MustBeFresh (key): Interests that differ in it may be answered
-    /// differently by caches upstream, so they are not aggregated.
-    pub must_be_fresh: bool,
-    /// The latest Interest; the strategy forwards it, with the engine setting Nonce and HopLimit.
+    /// The latest Interest; the strategy forwards it, with the engine setting Nonce
+    /// and HopLimit. It holds the key, so the name is stored once.
     pub interest: Interest,
     /// Who is waiting; usually one downstream, so two fit inline.
     pub in_records: SmallVec<[InRecord; 2]>,
@@ -85,6 +79,25 @@ pub struct PitEntry {
 }
 
 impl PitEntry {
+    /// The Interest name (key).
+    #[inline]
+    pub fn name(&self) -> &Name {
+        &self.interest.name
+    }
+
+    /// CanBePrefix (key): proper-prefix Data also satisfy the entry.
+    #[inline]
+    pub fn can_be_prefix(&self) -> bool {
+        self.interest.can_be_prefix
+    }
+
+    /// MustBeFresh (key): Interests that differ in it may be answered differently by
+    /// caches upstream, so they are not aggregated.
+    #[inline]
+    pub fn must_be_fresh(&self) -> bool {
+        self.interest.must_be_fresh
+    }
+
     /// The in-record of `face`.
     pub fn in_record_mut(&mut self, face: FaceId) -> Option<&mut InRecord> {
         self.in_records.iter_mut().find(|r| r.face == face)
@@ -165,7 +178,7 @@ fn selectors(can_be_prefix: bool, must_be_fresh: bool) -> usize {
 /// Whether bucket `b` holds the entries named `name`. Buckets are dropped when they
 /// empty, so one live index is always there to compare with.
 fn holds(entries: &Slab<Stored>, b: &Bucket, name: &[u8]) -> bool {
-    b.ids.iter().find(|&&i| i != NIL).is_some_and(|&i| entries.at(i).entry.name.value() == name)
+    b.ids.iter().find(|&&i| i != NIL).is_some_and(|&i| entries.at(i).entry.interest.name.value() == name)
 }
 
 /// The PIT, bounded in entries.
@@ -242,9 +255,6 @@ impl Pit {
         let digest = interest.name.implicit_digest().is_some();
         let stored = Stored {
             entry: PitEntry {
-                name: interest.name.clone(),
-                can_be_prefix: interest.can_be_prefix,
-                must_be_fresh: interest.must_be_fresh,
                 interest: interest.clone(),
                 in_records: SmallVec::new(),
                 out_records: SmallVec::new(),
@@ -291,8 +301,28 @@ impl Pit {
     /// Removes an entry (satisfied, Nacked or given up on) and cancels its timer.
     pub fn remove(&mut self, id: PitId) -> Option<PitEntry> {
         let stored = self.entries.remove(id.0)?;
-        self.timers.cancel(stored.timer);
-        let (hash, sel, idx) = (stored.hash, stored.selectors, id.0.idx);
+        self.unindex(id, &stored);
+        Some(stored.entry)
+    }
+
+    /// Removes an entry the caller has finished reading, dropping it in place rather
+    /// than moving it out (an entry is several hundred bytes). Returns whether it existed.
+    pub fn discard(&mut self, id: PitId) -> bool {
+        let Some(stored) = self.entries.get(id.0) else { return false };
+        let (timer, hash, sel, digest) = (stored.timer, stored.hash, stored.selectors, stored.digest);
+        self.entries.discard(id.0);
+        self.forget(id, timer, hash, sel, digest);
+        true
+    }
+
+    fn unindex(&mut self, id: PitId, stored: &Stored) {
+        self.forget(id, stored.timer, stored.hash, stored.selectors, stored.digest);
+    }
+
+    /// Cancels a removed entry's timer and takes it out of the index and the counts.
+    fn forget(&mut self, id: PitId, timer: TimerId, hash: u64, sel: usize, digest: bool) {
+        self.timers.cancel(timer);
+        let idx = id.0.idx;
         if let Ok(mut b) = self.index.find_entry(hash, |b| b.ids[sel] == idx) {
             b.get_mut().ids[sel] = NIL;
             if b.get().ids.iter().all(|&i| i == NIL) {
@@ -300,8 +330,7 @@ impl Pit {
             }
         }
         self.prefix_entries -= (sel & selectors(true, false) != 0) as usize;
-        self.digest_entries -= stored.digest as usize;
-        Some(stored.entry)
+        self.digest_entries -= digest as usize;
     }
 
     /// Appends to `out` every entry that `data` satisfies: its exact name under any
@@ -397,7 +426,7 @@ mod tests {
         for (i, &(c, m)) in [(false, false), (true, false), (false, true), (true, true)].iter().enumerate() {
             assert_eq!(pit.find(&a, c, m), Some(ids[i]));
             let e = pit.get(ids[i]).unwrap();
-            assert_eq!((e.can_be_prefix, e.must_be_fresh), (c, m));
+            assert_eq!((e.can_be_prefix(), e.must_be_fresh()), (c, m));
             assert_eq!(pit.find_or_insert(&interest(&a, c, m), 5), Ok((ids[i], false)), "same key aggregates");
         }
         assert_eq!(pit.find(&name("/a/b"), false, false), None);
@@ -432,7 +461,7 @@ mod tests {
         assert_ne!(a, b);
         assert!(pit.get(a).is_none());
         assert!(pit.get_mut(a).is_none());
-        assert_eq!(pit.get(b).unwrap().name, name("/b"));
+        assert_eq!(*pit.get(b).unwrap().name(), name("/b"));
     }
 
     #[test]
@@ -499,7 +528,7 @@ mod tests {
     fn expire(pit: &mut Pit, now: u64) -> Vec<Name> {
         let mut out = Vec::new();
         pit.expire(now, &mut out);
-        let mut names: Vec<Name> = out.into_iter().map(|e| e.name).collect();
+        let mut names: Vec<Name> = out.into_iter().map(|e| e.interest.name).collect();
         names.sort_by(|a, b| a.value().cmp(b.value()));
         names
     }

@@ -66,12 +66,27 @@ impl<T> Slab<T> {
     /// Removes the entry and bumps the generation, so every outstanding handle to it
     /// misses from now on.
     pub fn remove(&mut self, key: Key) -> Option<T> {
-        let slot = self.slots.get_mut(key.idx as usize).filter(|s| s.gen == key.gen)?;
-        let val = slot.val.take()?;
-        slot.gen = slot.gen.wrapping_add(1);
+        self.release(key)?.take()
+    }
+
+    /// Removes the entry and drops it in place, for entries too large to move out.
+    /// Returns whether it existed.
+    pub fn discard(&mut self, key: Key) -> bool {
+        self.release(key).map(|v| *v = None).is_some()
+    }
+
+    /// Frees an occupied slot's index and bumps its generation, handing back its
+    /// value to take or drop.
+    fn release(&mut self, key: Key) -> Option<&mut Option<T>> {
+        let live = self.slots.get(key.idx as usize).is_some_and(|s| s.gen == key.gen && s.val.is_some());
+        if !live {
+            return None;
+        }
         self.free.push(key.idx);
         self.len -= 1;
-        Some(val)
+        let slot = &mut self.slots[key.idx as usize];
+        slot.gen = slot.gen.wrapping_add(1);
+        Some(&mut slot.val)
     }
 
     /// The current handle of an occupied index, for tables that reach entries
@@ -104,6 +119,7 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s.remove(a), Some("a"));
         assert_eq!(s.remove(a), None);
+        assert!(!s.discard(a), "a stale key discards nothing");
         let predicted = s.next_key();
         let c = s.insert("c");
         assert_eq!(c, predicted);
@@ -117,5 +133,11 @@ mod tests {
         assert_eq!(s.at(b.idx), &"B");
         assert_eq!(s.len(), 2);
         assert_eq!(s.next_key(), Key { idx: 2, gen: 0 });
+        assert!(s.discard(c));
+        assert!(!s.discard(c));
+        assert_eq!((s.get(c), s.len()), (None, 1));
+        let d = s.insert("d");
+        assert_eq!(d.idx, c.idx, "a discarded index is reused too");
+        assert_ne!(d, c);
     }
 }
