@@ -160,7 +160,7 @@ pub struct StageNs {
     pub hash_name: f64,
     /// Dead-nonce-list lookup of the Interest's (name, Nonce).
     pub dead_nonce_check: f64,
-    /// `pit.find` + `find_or_insert` + in- and out-record + timer reschedule.
+    /// `pit.find_or_insert` (one probe) + in- and out-record + timer reschedule.
     pub pit_find_insert: f64,
     /// `cs.lookup` on the engine's CS after the run.
     pub cs_lookup: f64,
@@ -855,7 +855,6 @@ fn stages(b: &mut Bench, n: usize) -> StageNs {
         let t = Instant::now();
         for (face, i) in chunk {
             let nonce = i.nonce.unwrap_or(0);
-            black_box(pit.find(&i.name, i.can_be_prefix, i.must_be_fresh));
             let (id, _) = pit.find_or_insert(i, now).expect("unbounded");
             let e = pit.get_mut(id).expect("just inserted");
             e.upsert_in_record(*face, nonce, now + LIFETIME_MS, None);
@@ -971,7 +970,7 @@ pub fn print_table(r: &Report) {
     for (label, v) in [
         ("decode Interest", s.decode_interest),
         ("dead-nonce check", s.dead_nonce_check),
-        ("PIT find+insert", s.pit_find_insert),
+        ("PIT probe+insert", s.pit_find_insert),
         ("CS lookup", s.cs_lookup),
         ("FIB LPM", s.fib_lpm),
         ("strategy", s.strategy),

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_tables::{Cs, DeadNonceList, Fib, FibVariant, LpmTable, NextHop, Pit, PitId};
+use trajan_tables::{Cs, DeadNonceList, Fib, FibVariant, LpmTable, NextHop, Pit, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, NackReason, Name, WireError};
@@ -190,24 +190,26 @@ impl Forwarder {
             return;
         }
 
-        let existing = self.pit.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh);
-        if existing.is_none() {
-            if let Some(wire) = self.cs.lookup(interest, now) {
+        // One PIT probe: an existing entry aggregates; otherwise the CS may answer,
+        // and only a miss there creates the entry.
+        let mut cached = None;
+        let cs = &mut self.cs;
+        let (id, existing) = match self.pit.find_or_insert_unless(interest, now, || {
+            cached = cs.lookup(interest, now).cloned();
+            cached.is_some()
+        }) {
+            Probe::Found(id) => (id, true),
+            Probe::Inserted(id) => (id, false),
+            Probe::Declined => {
                 self.counters.cs_hits += 1;
-                let pkt = wire.clone();
+                let pkt = cached.expect("declined on a CS hit");
                 self.send_data(ingress, &pkt, lp.pit_token.clone(), out);
                 return;
             }
-        }
-        let id = match existing {
-            Some(id) => id,
-            None => match self.pit.find_or_insert(interest, now) {
-                Ok((id, _)) => id,
-                Err(_) => {
-                    self.counters.pit_full += 1;
-                    return;
-                }
-            },
+            Probe::Full => {
+                self.counters.pit_full += 1;
+                return;
+            }
         };
         let entry = self.pit.get_mut(id).expect("just found or inserted");
         if let Some((face, _)) = entry.has_nonce(nonce) {
@@ -218,7 +220,7 @@ impl Forwarder {
         }
         let expiry = now + interest.lifetime();
         entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
-        if existing.is_some() {
+        if existing {
             entry.interest = interest.clone();
         }
         self.pit.reschedule(id);

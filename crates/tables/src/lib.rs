@@ -25,7 +25,7 @@ pub use cs::Cs;
 pub use dead_nonce::DeadNonceList;
 pub use fib::{Fib, FibEntry, FibReader, FibVariant, FibWriter, NextHop};
 pub use lpm::LpmTable;
-pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId};
+pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId, Probe};
 pub use timer_wheel::{TimerId, TimerWheel};
 
 /// Identifies a face (a link to a neighbour or an application). Faces are numbered

@@ -151,6 +151,19 @@ impl PitEntry {
     }
 }
 
+/// What [`Pit::find_or_insert_unless`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// An entry with the Interest's key was pending.
+    Found(PitId),
+    /// None was; this one was created.
+    Inserted(PitId),
+    /// None was, and the caller declined to create one.
+    Declined,
+    /// None was, and the PIT is at capacity.
+    Full,
+}
+
 /// An entry as stored, with what the table needs to find and time it.
 struct Stored {
     entry: PitEntry,
@@ -237,6 +250,18 @@ impl Pit {
     /// The entry for `interest`'s key, created if absent (with no records, expiring
     /// after the Interest's lifetime). The flag is true for a new entry.
     pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
+        match self.find_or_insert_unless(interest, now_ms, || false) {
+            Probe::Found(id) => Ok((id, false)),
+            Probe::Inserted(id) => Ok((id, true)),
+            Probe::Declined => unreachable!("never declined"),
+            Probe::Full => Err(PitFull),
+        }
+    }
+
+    /// [`Pit::find_or_insert`] in one probe, asking `decline` before creating an
+    /// entry: the engine answers from the content store there, so an Interest costs
+    /// one PIT lookup whether it aggregates, hits the CS or creates an entry.
+    pub fn find_or_insert_unless(&mut self, interest: &Interest, now_ms: u64, decline: impl FnOnce() -> bool) -> Probe {
         let name = interest.name.value().as_ref();
         let hash = self.hasher.hash_one(name);
         let sel = selectors(interest.can_be_prefix, interest.must_be_fresh);
@@ -244,11 +269,14 @@ impl Pit {
         if let Entry::Occupied(b) = &slot {
             let idx = b.get().ids[sel];
             if idx != NIL {
-                return Ok((PitId(self.entries.key_at(idx)), false));
+                return Probe::Found(PitId(self.entries.key_at(idx)));
             }
         }
+        if decline() {
+            return Probe::Declined;
+        }
         if self.entries.len() >= self.capacity {
-            return Err(PitFull);
+            return Probe::Full;
         }
         let id = PitId(self.entries.next_key());
         let expiry_ms = now_ms.saturating_add(interest.lifetime());
@@ -279,7 +307,7 @@ impl Pit {
         }
         self.prefix_entries += interest.can_be_prefix as usize;
         self.digest_entries += digest as usize;
-        Ok((id, true))
+        Probe::Inserted(id)
     }
 
     /// The entry with exactly this key.

@@ -47,17 +47,33 @@ impl Name {
         }
         let mut ends = SmallVec::new();
         let mut pos = 0;
-        while pos < value.len() {
-            let begin = pos;
-            let (typ, start, end) = read_header(&value, &mut pos)?;
-            if typ > 0xffff {
-                return Err(WireError::BadValue(NAME));
-            }
-            // Equality and hashing are over the encoded bytes, so a component must
-            // have exactly one encoding: its header in the shortest form.
-            if start - begin != varnum_len(typ as u64) + varnum_len((end - start) as u64) {
-                return Err(WireError::BadVarNumber);
-            }
+        let buf = &value[..];
+        while pos < buf.len() {
+            let (typ, start, end) = match buf.get(pos..pos + 2) {
+                // Almost every component has a one-byte type and length, the only
+                // encoding of values below 253, so it needs no canonical-form check.
+                Some(&[t @ 1..=252, l @ 0..=252]) => {
+                    let (start, end) = (pos + 2, pos + 2 + l as usize);
+                    if end > buf.len() {
+                        return Err(WireError::Truncated);
+                    }
+                    pos = end;
+                    (t as u32, start, end)
+                }
+                _ => {
+                    let begin = pos;
+                    let (typ, start, end) = read_header(buf, &mut pos)?;
+                    if typ > 0xffff {
+                        return Err(WireError::BadValue(NAME));
+                    }
+                    // Equality and hashing are over the encoded bytes, so a component
+                    // must have exactly one encoding: its header in the shortest form.
+                    if start - begin != varnum_len(typ as u64) + varnum_len((end - start) as u64) {
+                        return Err(WireError::BadVarNumber);
+                    }
+                    (typ, start, end)
+                }
+            };
             if (typ == IMPLICIT_SHA256_DIGEST || typ == PARAMETERS_SHA256_DIGEST) && end - start != 32 {
                 return Err(WireError::BadValue(NAME));
             }
