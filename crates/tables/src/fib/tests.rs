@@ -392,9 +392,15 @@ fn concurrent_lookups_see_only_published_states() {
     let started = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
+    // Reads taken and readers still running, so the writer can wait for readers to
+    // look between publications: on a loaded machine they may otherwise not run
+    // until every batch is out, and the test would prove nothing.
+    let reads = Arc::new(AtomicU64::new(0));
+    let running = Arc::new(AtomicU64::new(READERS as u64));
     let readers: Vec<_> = (0..READERS)
         .map(|t| {
             let (reader, started, done, stop, queries) = (reader.clone(), started.clone(), done.clone(), stop.clone(), queries.clone());
+            let (reads, running) = (reads.clone(), running.clone());
             std::thread::spawn(move || {
                 let mut records = Vec::new();
                 let mut i = t;
@@ -409,7 +415,9 @@ fn concurrent_lookups_see_only_published_states() {
                     };
                     let hi = started.load(Ordering::Acquire);
                     records.push((lo, hi, q, got));
+                    reads.fetch_add(1, Ordering::AcqRel);
                 }
+                running.fetch_sub(1, Ordering::AcqRel);
                 records
             })
         })
@@ -426,6 +434,12 @@ fn concurrent_lookups_see_only_published_states() {
         started.store(v as u64 + 1, Ordering::Release);
         writer.publish();
         done.store(v as u64 + 1, Ordering::Release);
+        // Bounded wait for a few reads of this state (not a timing assertion).
+        let want = reads.load(Ordering::Acquire) + READERS as u64;
+        let waiting = std::time::Instant::now();
+        while reads.load(Ordering::Acquire) < want && running.load(Ordering::Acquire) > 0 && waiting.elapsed().as_secs() < 5 {
+            std::thread::yield_now();
+        }
     }
     stop.store(true, Ordering::Release);
     let mut records: Vec<Record> = readers.into_iter().flat_map(|h| h.join().unwrap()).collect();
