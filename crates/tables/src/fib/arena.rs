@@ -70,6 +70,12 @@ impl PrefixArena {
         &rec[HEADER_BYTES..HEADER_BYTES + Self::word(rec, 0) as usize]
     }
 
+    /// Starts loading the first line of a record.
+    #[inline]
+    pub fn prefetch(&self, r: PrefixRef) {
+        super::prefetch(&self.record(r)[0]);
+    }
+
     /// The Bloom filter's per-block chain link of a record.
     #[inline]
     pub fn link(&self, r: PrefixRef) -> PrefixRef {

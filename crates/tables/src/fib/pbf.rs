@@ -177,6 +177,13 @@ impl Pbf {
         (b, level)
     }
 
+    /// Starts loading the block of a name's first component (`h` covers at least
+    /// one component), the filter line its lookup reads first.
+    #[inline]
+    pub fn prefetch(&self, h: &NameHashes) {
+        super::prefetch(&self.blocks[self.block_of(h.prefix(1))]);
+    }
+
     #[inline]
     fn contains(&self, b: usize, h: &NameHashes, j: usize) -> bool {
         let block = &self.blocks[b];
