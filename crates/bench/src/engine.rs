@@ -771,7 +771,7 @@ fn build(args: &EngineArgs, worker: usize) -> anyhow::Result<Built> {
 
 /// Nanoseconds the calling thread has spent on a CPU, from Linux's schedstat;
 /// `None` elsewhere.
-fn thread_cpu_ns() -> Option<u64> {
+pub(crate) fn thread_cpu_ns() -> Option<u64> {
     std::fs::read_to_string("/proc/thread-self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
 }
 

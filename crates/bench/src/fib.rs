@@ -19,7 +19,7 @@ use trajan_tables::fib::{FibWriter, LookupStats};
 use trajan_tables::{Fib, FibVariant};
 use trajan_wire::Name;
 
-use crate::engine::parse_count;
+use crate::engine::{parse_count, thread_cpu_ns};
 use crate::workload::{self, NameSet};
 
 /// Which measurement.
@@ -84,10 +84,18 @@ pub struct FibReport {
     pub fib_prefixes: usize,
     /// Components between names and their matching prefix, where it applies.
     pub delta: Option<usize>,
-    /// Median over the rounds, one core.
+    /// Median over the rounds, one core, one name at a time ([`Fib::lpm`]).
     pub lookups_per_sec: f64,
     /// This variant's lookups/s over the `hash` variant's in the same run.
     pub speedup_vs_hash: Option<f64>,
+    /// Same names through [`Fib::lpm_burst`] (hashing and prefetching a few
+    /// names ahead), median over the rounds, one core.
+    pub burst_lookups_per_sec: Option<f64>,
+    /// `burst_lookups_per_sec` over the `hash` variant's in the same run.
+    pub burst_speedup_vs_hash: Option<f64>,
+    /// Share of the timed passes' wall time this thread was on a CPU (1 = it was
+    /// never preempted; lower means the machine was busy and figures are low).
+    pub cpu_share: Option<f64>,
     /// Filter "maybe" answers for absent prefixes / filter tests of absent prefixes.
     pub false_positive_rate: f64,
     /// The formula's rate for the filter's block loads, (1/b)·Σ(1 − e^(−k·nᵢ/m))^k.
@@ -214,14 +222,25 @@ fn prepend(first: &Name, rest: &Name) -> Name {
     Name::from_value(value.into()).expect("two valid names concatenate to a valid name")
 }
 
-/// One timed pass: lookups per second.
-fn pass(fib: &Fib, names: &[Name]) -> f64 {
+/// One timed pass, one name at a time or in bursts: lookups per second.
+fn pass(fib: &Fib, names: &[Name], burst: bool) -> f64 {
     let start = Instant::now();
-    for name in names {
-        black_box(fib.lpm(black_box(name)).map(|(p, e)| (p.len(), e.nexthops[0].face)));
+    if burst {
+        for chunk in names.chunks(BURST) {
+            fib.lpm_burst(black_box(chunk), |_, hit| {
+                black_box(hit.map(|(p, e)| (p.len(), e.nexthops[0].face)));
+            });
+        }
+    } else {
+        for name in names {
+            black_box(fib.lpm(black_box(name)).map(|(p, e)| (p.len(), e.nexthops[0].face)));
+        }
     }
     names.len() as f64 / start.elapsed().as_secs_f64()
 }
+
+/// Names per [`Fib::lpm_burst`] call: an engine burst (the design guide's 32–64).
+const BURST: usize = 64;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -229,23 +248,31 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn measure(args: &FibArgs, fibs: &[Built], workload: FibWorkload, delta: Option<usize>, names: &[Name], emit: &mut impl FnMut(&FibReport)) {
-    // Warm every FIB once, then rotate through the variants round by round.
+    // Warm every FIB once, then rotate through the variants (and through single
+    // and burst lookups) round by round.
     for b in fibs {
-        pass(&b.fib, names);
+        pass(&b.fib, names, false);
     }
-    let mut rates = vec![Vec::with_capacity(args.rounds); fibs.len()];
+    let mut rates = vec![[Vec::with_capacity(args.rounds), Vec::with_capacity(args.rounds)]; fibs.len()];
+    let (wall, cpu) = (Instant::now(), thread_cpu_ns());
     for _ in 0..args.rounds {
         for (b, r) in fibs.iter().zip(&mut rates) {
-            r.push(pass(&b.fib, names));
+            for (burst, r) in [false, true].into_iter().zip(r) {
+                r.push(pass(&b.fib, names, burst));
+            }
         }
     }
-    let rates: Vec<f64> = rates.into_iter().map(median).collect();
+    let cpu_share = cpu.zip(thread_cpu_ns()).map(|(a, b)| (b - a) as f64 / 1e9 / wall.elapsed().as_secs_f64());
+    let rates: Vec<[f64; 2]> = rates.into_iter().map(|r| r.map(median)).collect();
     let hash_rate = fibs.iter().zip(&rates).find(|(b, _)| b.fib.variant() == FibVariant::Hash).map(|(_, &r)| r);
-    for (b, &rate) in fibs.iter().zip(&rates) {
+    for (b, &[single, burst]) in fibs.iter().zip(&rates) {
         let mut report = describe(b, workload, names);
         report.delta = delta;
-        report.lookups_per_sec = rate;
-        report.speedup_vs_hash = hash_rate.map(|h| rate / h);
+        report.lookups_per_sec = single;
+        report.speedup_vs_hash = hash_rate.map(|h| single / h[0]);
+        report.burst_lookups_per_sec = Some(burst);
+        report.burst_speedup_vs_hash = hash_rate.map(|h| burst / h[1]);
+        report.cpu_share = cpu_share;
         emit(&report);
     }
 }
@@ -267,6 +294,9 @@ fn describe(b: &Built, workload: FibWorkload, names: &[Name]) -> FibReport {
         delta: None,
         lookups_per_sec: 0.0,
         speedup_vs_hash: None,
+        burst_lookups_per_sec: None,
+        burst_speedup_vs_hash: None,
+        cpu_share: None,
         false_positive_rate: tally.false_positive_rate(),
         expected_false_positive_rate: fib.filter_stats().map(|s| s.expected_fpr),
         blocks_per_lookup: tally.blocks as f64 / names.len().max(1) as f64,
@@ -372,12 +402,18 @@ fn rss() -> (u64, u64) {
 pub fn print_line(r: &FibReport) {
     let delta = r.delta.map_or("-".to_string(), |d| d.to_string());
     let speedup = r.speedup_vs_hash.map_or("-".to_string(), |s| format!("{s:.2}x"));
+    let burst = match (r.burst_lookups_per_sec, r.burst_speedup_vs_hash) {
+        (Some(b), Some(s)) => format!(" burst {:.2} M/s ({s:.2}x)", b / 1e6),
+        (Some(b), None) => format!(" burst {:.2} M/s", b / 1e6),
+        _ => String::new(),
+    };
+    let cpu = r.cpu_share.map_or(String::new(), |c| format!(" cpu {:.0}%", c * 100.0));
     let updates = match (r.inserts_per_sec, r.removals_per_sec, r.shared_updates_per_sec) {
         (Some(i), Some(x), Some(s)) => format!(" ins {:.2}M/s rem {:.2}M/s shared {:.2}M/s", i / 1e6, x / 1e6, s / 1e6),
         _ => String::new(),
     };
     println!(
-        "{:<8} {:<12} n={:<9} Δ={:<3} {:>7.2} M lookups/s ({speedup:>6}) fp {:.4} blk {:.2} probes {:.2} {:.1} B/prefix (+{:.1} name) build {:.2}s{updates}",
+        "{:<8} {:<12} n={:<9} Δ={:<3} {:>7.2} M lookups/s ({speedup:>6}){burst} fp {:.4} blk {:.2} probes {:.2} {:.1} B/prefix (+{:.1} name) build {:.2}s{updates}{cpu}",
         r.variant,
         format!("{:?}", r.workload).to_lowercase(),
         r.fib_prefixes,

@@ -20,6 +20,7 @@ mod pbf;
 mod shared;
 mod table;
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -491,6 +492,66 @@ impl Fib {
         }
     }
 
+    /// Looks up a burst of names, calling `each(i, answer)` for `names[i]` in order,
+    /// with the answers [`Fib::lpm`] gives. Lookups are software-pipelined, the
+    /// burst processing of the design guide: a lookup is a chain of dependent
+    /// cache misses (filter block → bucket → prefix bytes for the PBF variants,
+    /// buckets → prefix bytes for `hash`), so each name goes through one step per
+    /// [`BURST_STAGE`] names — hash it and prefetch the first line(s), then read
+    /// those and prefetch the next — and is looked up once its lines have had time
+    /// to arrive. The misses of several names thus overlap instead of each name
+    /// waiting for its own. Prefetches are hints: answers never depend on them.
+    pub fn lpm_burst<N: Borrow<Name>>(&self, names: &[N], mut each: impl FnMut(usize, Option<(FibPrefix<'_>, &FibEntry)>)) {
+        const RING: usize = 3 * BURST_STAGE;
+        let mut ring: [InFlight; RING] = Default::default();
+        for t in 0..names.len() + RING {
+            // Oldest first, so a slot is read before the newest name reuses it.
+            for (step, lag) in [(3, RING), (2, 2 * BURST_STAGE), (1, BURST_STAGE), (0, 0)] {
+                let Some(i) = t.checked_sub(lag).filter(|&i| i < names.len()) else { continue };
+                let (name, slot) = (names[i].borrow(), &mut ring[i % RING]);
+                match step {
+                    0 => *slot = InFlight { hashes: NameHashes::new(name, self.max_prefix_len()), candidate: 0 },
+                    3 => {
+                        each(i, self.lpm_hashed(name, &slot.hashes, &mut ()));
+                        continue;
+                    }
+                    _ => {}
+                }
+                self.prefetch_step(name, slot, step);
+            }
+        }
+    }
+
+    /// Step `step` (0–2) of a pipelined lookup: prefetch the line the lookup reads
+    /// after the ones earlier steps prefetched (which have arrived by now).
+    #[inline]
+    fn prefetch_step(&self, name: &Name, f: &mut InFlight, step: usize) {
+        let d = name.len().min(self.max_prefix_len());
+        let h = &f.hashes;
+        let mut lengths = (1..=d).rev().filter(|&j| self.by_len[j] != 0);
+        match (step, &self.pbf) {
+            (0, Some(pbf)) if d > 0 => pbf.prefetch(h),
+            (0, None) => lengths.for_each(|j| self.table.prefetch(h.prefix(j))),
+            // The filter's longest "maybe": the length the table is probed at first.
+            (1, Some(pbf)) if d > 0 => {
+                if let Some(j) = pbf.search(h, d, &mut (), |j, _| Some(j)) {
+                    f.candidate = j;
+                    self.table.prefetch(h.prefix(j));
+                }
+            }
+            // The bytes of the first entry whose stored hash matches, which the
+            // lookup compares.
+            (1, None) | (2, Some(_)) => {
+                let first = |j: usize| self.table.first_match(h.prefix(j));
+                let hit = if self.pbf.is_some() { (f.candidate != 0).then(|| first(f.candidate)).flatten() } else { lengths.find_map(first) };
+                if let Some(r) = hit {
+                    self.arena.prefetch(r);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Every (prefix, entry) pair, in no particular order. Prefixes are copied out,
     /// so this is for management and tests, not forwarding.
     pub fn iter(&self) -> impl Iterator<Item = (Name, &FibEntry)> {
@@ -572,6 +633,35 @@ impl Fib {
             expected_fpr: p.expected_fpr(),
         })
     }
+}
+
+/// Names between two steps of a name in [`Fib::lpm_burst`]'s pipeline: enough
+/// for a prefetched line to arrive (a DRAM access is worth a few lookups'
+/// computation), few enough that it is still in L1 when used.
+pub const BURST_STAGE: usize = 8;
+
+/// A name in flight through [`Fib::lpm_burst`].
+#[derive(Default)]
+struct InFlight {
+    hashes: NameHashes,
+    /// The filter's longest "maybe" length, 0 for none (PBF variants).
+    candidate: usize,
+}
+
+/// Asks the CPU to start loading the cache line of `r`. A hint: no effect on
+/// results, and a no-op on targets without a prefetch instruction here.
+#[inline(always)]
+pub(crate) fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, and the address comes from
+    // a reference. SSE (which has it) is part of the x86_64 baseline. The call is
+    // safe from Rust 1.87 on, unsafe under the workspace minimum, 1.85.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((r as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
 
 /// Components in an encoded name (valid by construction: it came from a [`Name`]).

@@ -2,9 +2,9 @@
 //! entry holds a 32-bit reference instead of the prefix, so a cache-line bucket fits
 //! five entries, and the bytes are read only to confirm a 32-bit hash match.
 //!
-//! A record is two 32-bit words — the byte length and a link the Bloom filter uses to
-//! chain the prefixes of one block — followed by the encoded components, padded to
-//! four bytes. Records live in chunks of at most 16 MiB that never move once full,
+//! A record is a 32-bit link the Bloom filter uses to chain the prefixes of one
+//! block and a 16-bit byte length (a [`trajan_wire::Name`]'s value is at most
+//! 65 535 bytes), followed by the encoded components, padded to four bytes. Records live in chunks of at most 16 MiB that never move once full,
 //! so a reference is `chunk << 22 | word offset` and addresses 16 GiB. Removal only
 //! counts the record as garbage; a FIB rebuild compacts.
 
@@ -15,10 +15,10 @@ const CHUNK_SHIFT: u32 = 22;
 const CHUNK_WORDS: usize = 1 << CHUNK_SHIFT;
 const MAX_CHUNKS: usize = 1 << (32 - CHUNK_SHIFT);
 const CHUNK_BYTES: usize = CHUNK_WORDS * 4;
-const HEADER_BYTES: usize = 8;
+const HEADER_BYTES: usize = 6;
 
 fn record_size(len: usize) -> usize {
-    HEADER_BYTES + len.next_multiple_of(4)
+    (HEADER_BYTES + len).next_multiple_of(4)
 }
 
 #[derive(Clone, Default)]
@@ -28,9 +28,10 @@ pub(crate) struct PrefixArena {
 }
 
 impl PrefixArena {
-    /// Stores `bytes` with a null link. Panics past 16 GiB of prefixes, which the
-    /// 32-bit references cannot address.
+    /// Stores `bytes` (a Name's value, at most 65 535 bytes) with a null link.
+    /// Panics past 16 GiB of prefixes, which the 32-bit references cannot address.
     pub fn push(&mut self, bytes: &[u8]) -> PrefixRef {
+        let len = u16::try_from(bytes.len()).expect("a Name's value is at most 65 535 bytes");
         let size = record_size(bytes.len());
         let fits = self.chunks.last().is_some_and(|c| c.len() + size <= CHUNK_BYTES);
         if !fits {
@@ -46,8 +47,8 @@ impl PrefixArena {
             // so a full chunk holds no slack and never reallocates again.
             chunk.reserve_exact(size.max(at / 4).max(4096).min(CHUNK_BYTES - at));
         }
-        chunk.extend_from_slice(&(bytes.len() as u32).to_ne_bytes());
         chunk.extend_from_slice(&0u32.to_ne_bytes());
+        chunk.extend_from_slice(&len.to_ne_bytes());
         chunk.extend_from_slice(bytes);
         chunk.resize(at + size, 0);
         ((chunk_index as u32) << CHUNK_SHIFT) | (at / 4) as u32
@@ -59,31 +60,38 @@ impl PrefixArena {
     }
 
     #[inline]
-    fn word(rec: &[u8], i: usize) -> u32 {
-        u32::from_ne_bytes(rec[i * 4..i * 4 + 4].try_into().expect("four bytes"))
+    fn len(rec: &[u8]) -> usize {
+        u16::from_ne_bytes([rec[4], rec[5]]) as usize
     }
 
     /// The encoded components of a stored prefix.
     #[inline]
     pub fn bytes(&self, r: PrefixRef) -> &[u8] {
         let rec = self.record(r);
-        &rec[HEADER_BYTES..HEADER_BYTES + Self::word(rec, 0) as usize]
+        &rec[HEADER_BYTES..HEADER_BYTES + Self::len(rec)]
+    }
+
+    /// Starts loading the first line of a record.
+    #[inline]
+    pub fn prefetch(&self, r: PrefixRef) {
+        super::prefetch(&self.record(r)[0]);
     }
 
     /// The Bloom filter's per-block chain link of a record.
     #[inline]
     pub fn link(&self, r: PrefixRef) -> PrefixRef {
-        Self::word(self.record(r), 1)
+        let rec = self.record(r);
+        u32::from_ne_bytes([rec[0], rec[1], rec[2], rec[3]])
     }
 
     pub fn set_link(&mut self, r: PrefixRef, next: PrefixRef) {
-        let at = (r as usize & (CHUNK_WORDS - 1)) * 4 + 4;
+        let at = (r as usize & (CHUNK_WORDS - 1)) * 4;
         self.chunks[(r >> CHUNK_SHIFT) as usize][at..at + 4].copy_from_slice(&next.to_ne_bytes());
     }
 
     /// Marks a record dead; its space comes back at the next rebuild.
     pub fn free(&mut self, r: PrefixRef) {
-        self.garbage_bytes += record_size(Self::word(self.record(r), 0) as usize);
+        self.garbage_bytes += record_size(Self::len(self.record(r)));
     }
 
     /// Bytes held, dead records included.
@@ -115,7 +123,10 @@ mod tests {
             assert_eq!(a.link(r), i as u32 + 7);
         }
         a.free(refs[5]);
-        assert_eq!(a.garbage_bytes(), 8 + 8);
+        assert_eq!(a.garbage_bytes(), 12, "6-byte header + 5 bytes, padded to 4");
+        let longest = vec![7u8; u16::MAX as usize];
+        let r = a.push(&longest);
+        assert_eq!(a.bytes(r), &longest[..]);
     }
 
     #[test]

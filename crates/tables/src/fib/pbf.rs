@@ -17,10 +17,14 @@
 //! level 1, follow the first expansion bit e above the current level while the
 //! prefix has at least e components.
 //!
-//! **Control plane.** A counting mirror (4-bit counters, one per filter bit) makes
+//! **Control plane.** A counting mirror (2-bit counters, one per filter bit) makes
 //! removal possible: a bit is cleared when its counter returns to zero, and a
 //! counter that saturates stays put (its bit can then only be cleared by a rebuild,
-//! which costs false positives, never wrong answers). Each block's prefixes are
+//! which costs false positives, never wrong answers). Two bits suffice: a block
+//! below the threshold sets at most 2t = 72 of its 480 bits, so a bit is set by
+//! three prefixes at once with probability about 5·10⁻⁴ (Poisson, λ ≤ 0.15),
+//! and four bits would double the mirror (the largest control-plane cost per
+//! prefix) for that. Each block's prefixes are
 //! chained through the prefix arena — the role of the per-block prefix tree of the
 //! paper — so an expansion finds the prefixes to move without scanning the FIB.
 //! An insert that overflows a block expands it at once; if the overflow is below the
@@ -38,8 +42,10 @@ const MAP_BITS: usize = 32;
 const MAX_EXPANSION: usize = MAP_BITS + 1;
 const SALT_BLOCK: u32 = 0x2545_f491;
 const SALT_BIT: u32 = 0x9b97_2c1f;
+/// Bits per counter of the counting mirror.
+const COUNTER_BITS: usize = 2;
 /// Counter value that no longer moves.
-const SATURATED: u8 = 15;
+const SATURATED: u8 = (1 << COUNTER_BITS) - 1;
 
 /// A block's control-plane state.
 #[derive(Clone, Copy, Default)]
@@ -92,7 +98,7 @@ pub const TARGET_FPR: f64 = 0.02;
 #[derive(Clone)]
 pub(crate) struct Pbf {
     blocks: Vec<Block>,
-    /// 4-bit counters, two per byte, `filter_bits` per block.
+    /// [`COUNTER_BITS`]-bit counters, packed in bytes, `filter_bits` per block.
     counters: Vec<u8>,
     /// Control-plane state per block, one array so an update touches one line.
     meta: Vec<BlockMeta>,
@@ -121,7 +127,7 @@ impl Pbf {
         let n = (capacity * 2 / threshold).max(1);
         Pbf {
             blocks: vec![Block::default(); n],
-            counters: vec![0; n * filter_bits / 2],
+            counters: vec![0; n * filter_bits * COUNTER_BITS / 8],
             meta: vec![BlockMeta::default(); n],
             expand,
             live: true,
@@ -175,6 +181,13 @@ impl Pbf {
             level = e;
         }
         (b, level)
+    }
+
+    /// Starts loading the block of a name's first component (`h` covers at least
+    /// one component), the filter line its lookup reads first.
+    #[inline]
+    pub fn prefetch(&self, h: &NameHashes) {
+        super::prefetch(&self.blocks[self.block_of(h.prefix(1))]);
     }
 
     #[inline]
@@ -283,15 +296,16 @@ impl Pbf {
     /// (a saturated counter never moves again); returns the new value.
     fn bump(&mut self, b: usize, bit: usize, up: bool) -> u8 {
         let i = b * self.filter_bits + bit - self.offset;
-        let byte = &mut self.counters[i / 2];
-        let shift = (i % 2) * 4;
-        let c = (*byte >> shift) & 0xf;
+        const PER_BYTE: usize = 8 / COUNTER_BITS;
+        let byte = &mut self.counters[i / PER_BYTE];
+        let shift = (i % PER_BYTE) * COUNTER_BITS;
+        let c = (*byte >> shift) & SATURATED;
         let c2 = match (c, up) {
             (SATURATED, _) => SATURATED,
             (_, true) => c + 1,
             (_, false) => c - 1,
         };
-        *byte = (*byte & !(0xf << shift)) | (c2 << shift);
+        *byte = (*byte & !(SATURATED << shift)) | (c2 << shift);
         c2
     }
 
@@ -432,7 +446,12 @@ mod tests {
             p.bump(0, 5, true);
         }
         assert_eq!(p.bump(0, 5, false), SATURATED);
-        assert_eq!(p.bump(0, 6, true), 1, "neighbouring nibble untouched");
+        for neighbour in [4, 6, 7, 8] {
+            assert_eq!(p.bump(0, neighbour, true), 1, "neighbouring counter {neighbour} untouched");
+        }
+        assert_eq!(p.bump(0, 6, true), 2);
+        assert_eq!(p.bump(0, 6, false), 1);
         assert_eq!(p.bump(0, 6, false), 0);
+        assert_eq!(p.bump(0, 5, false), SATURATED, "still stuck");
     }
 }

@@ -71,6 +71,20 @@ impl PrefixTable {
         reduce(mix(hash, SALT), self.primary)
     }
 
+    /// Starts loading the home bucket of `hash`.
+    #[inline]
+    pub fn prefetch(&self, hash: u32) {
+        super::prefetch(&self.buckets[self.home(hash)]);
+    }
+
+    /// The prefix of the first entry of `hash`'s home bucket that stores `hash`:
+    /// the bytes a lookup compares first. Reads the home bucket only.
+    #[inline]
+    pub fn first_match(&self, hash: u32) -> Option<PrefixRef> {
+        let b = &self.buckets[self.home(hash)];
+        (0..SLOTS).take_while(|&i| b.refs[i] != 0).find(|&i| b.tags[i] == hash).map(|i| b.refs[i])
+    }
+
     /// The entry for the prefix with hash `hash` and encoded bytes `key`.
     #[inline]
     pub fn find(&self, hash: u32, key: &[u8], arena: &PrefixArena) -> Option<Entry> {

@@ -207,6 +207,19 @@ fn check_against_reference(v: FibVariant, ops: &[Op], queries: &[Name]) -> Resul
     for q in queries {
         prop_assert_eq!(answer(&fib, q), reference.lpm(q), "variant {} query {}", v, q);
     }
+    // Burst lookups give the same answers, in order, whatever the burst's length
+    // relative to the pipeline's depth.
+    for burst in [1, 5, queries.len()] {
+        for chunk in queries.chunks(burst) {
+            let mut seen = 0;
+            fib.lpm_burst(chunk, |i, got| {
+                assert_eq!(i, seen);
+                seen += 1;
+                assert_eq!(got.map(|(p, e)| (p.len(), faces(e))), reference.lpm(&chunk[i]), "variant {v} burst {burst}");
+            });
+            prop_assert_eq!(seen, chunk.len());
+        }
+    }
     for (p, e) in fib.iter() {
         let want: BTreeMap<FaceId, u64> = e.nexthops.iter().map(|nh| (nh.face, nh.cost)).collect();
         prop_assert_eq!(reference.0.get(p.value().as_ref()), Some(&want));
