@@ -58,6 +58,21 @@ enum Parsed {
     Nack { interest: Interest, reason: NackReason },
 }
 
+/// Most Interests whose FIB lookups are pipelined together (the burst size the
+/// design guide asks for; a longer input is looked up in chunks of this many).
+const BURST: usize = 64;
+
+/// An Interest that passed the PIT and waits for its FIB lookup.
+struct Waiting<'p> {
+    /// The name to look up (the received Interest's).
+    name: &'p Name,
+    id: PitId,
+    ingress: FaceId,
+    ingress_local: bool,
+    /// The encoding to send upstream.
+    wire: Bytes,
+}
+
 /// The forwarder: tables, strategies and faces of one worker.
 pub struct Forwarder {
     pub fib: Fib,
@@ -142,22 +157,72 @@ impl Forwarder {
                 }
             }
         }
+        // Interests that passed the PIT wait here for their FIB lookups, which run
+        // as one pipelined burst before any later Data or Nack is processed, so
+        // packets still take effect in arrival order.
+        let mut waiting: SmallVec<[Waiting<'_>; BURST]> = SmallVec::new();
         for (face, p) in &parsed {
             let face = *face;
             if self.faces.get(face).is_none() {
                 continue;
             }
             match p {
-                Parsed::Interest { interest, wire, lp } => self.on_interest(now_ms, face, interest, wire, lp, out),
-                Parsed::Data { data, lp } => self.on_data(now_ms, face, data, lp, out),
-                Parsed::Nack { interest, reason } => self.on_nack(now_ms, face, interest, *reason, out),
+                Parsed::Interest { interest, wire, lp } => {
+                    if let Some(w) = self.on_interest(now_ms, face, interest, wire, lp, out) {
+                        waiting.push(w);
+                        if waiting.len() == BURST {
+                            self.forward_waiting(now_ms, &mut waiting, out);
+                        }
+                    }
+                }
+                Parsed::Data { data, lp } => {
+                    self.forward_waiting(now_ms, &mut waiting, out);
+                    self.on_data(now_ms, face, data, lp, out)
+                }
+                Parsed::Nack { interest, reason } => {
+                    self.forward_waiting(now_ms, &mut waiting, out);
+                    self.on_nack(now_ms, face, interest, *reason, out)
+                }
             }
         }
+        self.forward_waiting(now_ms, &mut waiting, out);
+        drop(waiting);
         parsed.clear();
         self.parsed = parsed;
     }
 
-    fn on_interest(&mut self, now: u64, ingress: FaceId, received: &Interest, wire: &Bytes, lp: &LpHeaders, out: &mut Vec<Outgoing>) {
+    /// Looks up the FIB for every waiting Interest in one pipelined burst
+    /// ([`Fib::lpm_burst`]: the cache misses of several lookups overlap), then lets
+    /// the strategy forward each, in arrival order.
+    fn forward_waiting(&mut self, now: u64, waiting: &mut SmallVec<[Waiting<'_>; BURST]>, out: &mut Vec<Outgoing>) {
+        if waiting.is_empty() {
+            return;
+        }
+        let mut nexthops: SmallVec<[SmallVec<[NextHop; 4]>; BURST]> = SmallVec::new();
+        nexthops.resize(waiting.len(), SmallVec::new());
+        let names: SmallVec<[&Name; BURST]> = waiting.iter().map(|w| w.name).collect();
+        self.fib.lpm_burst(&names, |i, hit| {
+            if let Some((_, e)) = hit {
+                nexthops[i] = e.nexthops.clone();
+            }
+        });
+        for (w, hops) in waiting.drain(..).zip(nexthops) {
+            self.forward_new(now, w.id, w.ingress, w.ingress_local, &w.wire, &hops, out);
+        }
+    }
+
+    /// The Interest pipeline up to the FIB: scope, HopLimit, loop checks, then one
+    /// PIT probe that aggregates, answers from the CS or creates the entry. An
+    /// Interest still to be forwarded by name is returned to wait for its FIB lookup.
+    fn on_interest<'p>(
+        &mut self,
+        now: u64,
+        ingress: FaceId,
+        received: &'p Interest,
+        wire: &Bytes,
+        lp: &LpHeaders,
+        out: &mut Vec<Outgoing>,
+    ) -> Option<Waiting<'p>> {
         self.counters.packets.in_interests += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
         meta.counters.packets.in_interests += 1;
@@ -165,14 +230,14 @@ impl Forwarder {
 
         if !local && self.localhost.is_prefix_of(&received.name) {
             self.counters.scope_violations += 1;
-            return;
+            return None;
         }
         // The Interest as it goes upstream: the received one unless the HopLimit is
         // decremented or a Nonce added, which needs a copy and a new encoding.
         let decrement = received.hop_limit.filter(|_| !local);
         if decrement == Some(0) {
             self.counters.hop_limit_drops += 1;
-            return;
+            return None;
         }
         let modified;
         let (interest, mut wire) = if decrement.is_some() || received.nonce.is_none() {
@@ -187,7 +252,7 @@ impl Forwarder {
         let nonce = interest.nonce.expect("set above");
         if self.dead_nonces.contains(&interest.name, nonce, now) {
             self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
-            return;
+            return None;
         }
 
         // One PIT probe: an existing entry aggregates; otherwise the CS may answer,
@@ -204,18 +269,18 @@ impl Forwarder {
                 self.counters.cs_hits += 1;
                 let pkt = cached.expect("declined on a CS hit");
                 self.send_data(ingress, &pkt, lp.pit_token.clone(), out);
-                return;
+                return None;
             }
             Probe::Full => {
                 self.counters.pit_full += 1;
-                return;
+                return None;
             }
         };
         let entry = self.pit.get_mut(id).expect("just found or inserted");
         if let Some((face, _)) = entry.has_nonce(nonce) {
             if face != ingress || !p2p {
                 self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
-                return;
+                return None;
             }
         }
         let expiry = now + interest.lifetime();
@@ -234,22 +299,29 @@ impl Forwarder {
             if self.faces.get(face).is_some() && face != ingress {
                 self.send_interest(now, id, ingress, face, &wire, out);
             }
-            return;
+            return None;
         }
-        self.forward_new(now, id, ingress, local, &wire, out);
+        if interest.forwarding_hint.is_some() {
+            let nexthops = self.fib_nexthops(interest);
+            self.forward_new(now, id, ingress, local, &wire, &nexthops, out);
+            return None;
+        }
+        Some(Waiting { name: &received.name, id, ingress, ingress_local: local, wire })
     }
 
     /// Asks the strategy where a PIT entry's Interest goes and sends it there.
-    fn forward_new(&mut self, now: u64, id: PitId, ingress: FaceId, ingress_local: bool, wire: &Bytes, out: &mut Vec<Outgoing>) {
-        let entry = self.pit.get(id).expect("present");
+    #[allow(clippy::too_many_arguments)]
+    fn forward_new(&mut self, now: u64, id: PitId, ingress: FaceId, ingress_local: bool, wire: &Bytes, nexthops: &[NextHop], out: &mut Vec<Outgoing>) {
+        // Gone when an earlier Interest of the same burst, from the same face, was
+        // Nacked NoRoute and took the entry with it; that Nack answered this one too.
+        let Some(entry) = self.pit.get(id) else { return };
         let kind = self.strategy_for(entry.name());
-        let nexthops = self.fib_nexthops(&entry.interest);
         let is_localhop = self.localhop.is_prefix_of(entry.name());
         let faces = &self.faces;
         let usable = |f: FaceId| {
             f != ingress && faces.get(f).is_some_and(|m| !(is_localhop && !ingress_local && !m.local))
         };
-        match strategy::on_interest(kind, entry, &nexthops, now, usable) {
+        match strategy::on_interest(kind, entry, nexthops, now, usable) {
             InterestDecision::Forward(targets) => {
                 for face in targets {
                     self.send_interest(now, id, ingress, face, wire, out);

@@ -324,3 +324,23 @@ fn can_be_prefix_answers_are_cached_for_the_prefix() {
     let out = run(&mut f, 3, vec![(CONSUMER2, interest("/a/obj", 3).encode())]);
     assert_eq!(out[0].face, PRODUCER);
 }
+
+#[test]
+fn a_burst_takes_effect_in_arrival_order() {
+    let mut f = forwarder();
+    // Interest and its Data in one burst: the Interest is forwarded before the Data
+    // arrives, so the Data is not unsolicited.
+    let out = run(&mut f, 0, vec![(CONSUMER, interest("/a/o", 1).encode()), (PRODUCER, data("/a/o", None))]);
+    let faces: Vec<u32> = out.iter().map(|o| o.face).collect();
+    assert_eq!(faces, vec![PRODUCER, CONSUMER]);
+    assert_eq!(f.counters.unsolicited_data, 0);
+    // Two unroutable Interests from one face in one burst: the first's NoRoute
+    // removes the shared entry; the second must not find it gone in a bad way.
+    let out = run(&mut f, 1, vec![(CONSUMER, interest("/zzz", 2).encode()), (CONSUMER, interest("/zzz", 3).encode())]);
+    assert!(!out.is_empty() && out.iter().all(|o| o.face == CONSUMER && decode(o).2 == Some(NackReason::NoRoute)));
+    assert_eq!(f.pit.len(), 0);
+    // A long burst of distinct Interests is forwarded in order, in chunks.
+    let burst: Vec<(u32, Bytes)> = (0..150).map(|i| (CONSUMER, interest(&format!("/a/n/{i}"), 100 + i).encode())).collect();
+    let out = run(&mut f, 2, burst.clone());
+    assert_eq!(out.iter().map(|o| o.pkt.clone()).collect::<Vec<_>>(), burst.into_iter().map(|(_, p)| p).collect::<Vec<_>>());
+}
