@@ -24,6 +24,7 @@ fn config(unix_path: Option<PathBuf>) -> IoConfig {
         udp_idle_timeout: Duration::from_secs(600),
         stream_queue_bytes: 64 << 10,
         burst: 64,
+        hash_ports: None,
     }
 }
 

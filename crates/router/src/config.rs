@@ -68,6 +68,9 @@ pub struct WorkersConfig {
     /// CPUs to pin the workers to, one each, overriding the automatic placement;
     /// when set, `count` must be 0 or match its length.
     pub cores: Vec<usize>,
+    /// The UDP-port-by-hash face (Augustus §3.1.2): at most one base address; the
+    /// daemon listens on one port per worker from it, and each worker reads its own.
+    pub udp_ports: Vec<SocketAddr>,
 }
 
 /// Logging.
@@ -146,6 +149,9 @@ impl Config {
                 return Err(invalid(&format!("strategies[{i}].strategy"), format!("unknown strategy `{}` (best-route, multicast)", s.strategy)));
             }
         }
+        if self.workers.udp_ports.len() > 1 {
+            return Err(invalid("workers.udp_ports", format!("{} base addresses given; one face of per-worker ports is supported", self.workers.udp_ports.len())));
+        }
         if !self.workers.cores.is_empty() && self.workers.count != 0 && self.workers.count != self.workers.cores.len() {
             return Err(invalid("workers.cores", format!("{} cores listed for workers.count = {}", self.workers.cores.len(), self.workers.count)));
         }
@@ -201,6 +207,7 @@ struct PartialTables {
 struct PartialWorkers {
     count: Option<usize>,
     cores: Option<Vec<usize>>,
+    udp_ports: Option<Vec<SocketAddr>>,
 }
 
 #[derive(Deserialize)]

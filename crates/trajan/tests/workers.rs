@@ -1,5 +1,6 @@
 //! End-to-end with several forwarding workers: the real daemon started with
-//! `--workers 2`, so every exchange crosses the I/O thread's name dispatch.
+//! `--workers 2`, so every exchange crosses the I/O thread's name dispatch — or,
+//! with `--udp-ports`, reaches its worker directly on the worker's own UDP port.
 
 mod common;
 
@@ -23,21 +24,48 @@ fn field(line: &str, key: &str) -> u64 {
         .unwrap()
 }
 
+/// Starts a 2-worker router with a UDP-port-by-hash face on loopback (ports chosen
+/// by the kernel); returns it with the client options of a port-by-hash sender and
+/// the face's first port.
+fn hash_router() -> (Router, Vec<String>, u16) {
+    let r = Router::start_with(&["--workers", "2", "--udp-ports", "127.0.0.1:0"]);
+    let log = r.log();
+    let base: u16 = log
+        .lines()
+        .find(|l| l.contains("port-by-hash"))
+        .and_then(|l| l.split("127.0.0.1:").nth(1))
+        .and_then(|p| p.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port-by-hash face in the log:\n{log}"));
+    let client = vec!["--transport".into(), format!("udp://127.0.0.1:{base}"), "--udp-ports".into(), "2".into()];
+    (r, client, base)
+}
+
+/// Sums one key over the per-worker lines.
+fn total(lines: &[String], key: &str) -> u64 {
+    lines.iter().map(|l| field(l, key)).sum()
+}
+
 /// Publishes `names` (a file each), fetches each through the router with version
 /// discovery (a CanBePrefix Interest answered by longer Data), and checks the bytes.
 fn put_and_get(r: &Router, names: &[&str], size: usize) {
+    put_and_get_with(r, &r.unix_client(), names, size)
+}
+
+/// [`put_and_get`] with producers and consumers using these client options.
+fn put_and_get_with(r: &Router, client: &[String], names: &[&str], size: usize) {
     let mut producers = Vec::new();
     let mut files = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let file = random_file(r.dir.path(), size, 10 + i as u64);
-        let mut p = r.spawn_tool(&["put", name, file.to_str().unwrap()]);
+        let mut p = r.spawn_tool_with(client, &["put", name, file.to_str().unwrap()]);
         wait_ready_line(&mut p);
         producers.push(p);
         files.push(file);
     }
     for (name, file) in names.iter().zip(&files) {
         let out = r.dir.path().join("fetched.bin");
-        let o = r.tool(&["get", name, "-o", out.to_str().unwrap()]);
+        let o = r.tool_with(client, &["get", name, "-o", out.to_str().unwrap()]);
         assert!(o.status.success(), "get {name}: {}\nrouter log:\n{}", text(&o), r.log());
         assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(file).unwrap(), "{name}");
     }
@@ -66,6 +94,18 @@ fn can_be_prefix_fetches_work_and_every_data_meets_its_interest() {
 #[test]
 fn route_churn_during_a_fetch_loses_nothing() {
     let r = Router::start_with(&["--workers", "2"]);
+    churn_during_a_fetch(&r, &r.unix_client());
+}
+
+#[test]
+fn route_churn_during_a_port_by_hash_fetch_loses_nothing() {
+    let (r, client, _) = hash_router();
+    churn_during_a_fetch(&r, &client);
+    assert!(total(&worker_lines(&r), "direct") > 0);
+}
+
+/// Adds and removes routes while a large object is fetched with `client`'s options.
+fn churn_during_a_fetch(r: &Router, client: &[String]) {
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     let peer_uri = format!("udp4://{}", peer.local_addr().unwrap());
     let o = r.tool(&["face", "create", &peer_uri]);
@@ -80,15 +120,52 @@ fn route_churn_during_a_fetch_loses_nothing() {
                 assert!(o.status.success(), "{}", text(&o));
             }
         });
-        put_and_get(&r, &["/w2/big"], 400_000);
+        put_and_get_with(r, client, &["/w2/big"], 400_000);
         churn.join().unwrap();
     });
-    for l in worker_lines(&r) {
+    for l in worker_lines(r) {
         assert_eq!(field(&l, "unsolicited-data"), 0, "{l}");
         assert_eq!(field(&l, "ring-drops"), 0, "{l}");
     }
     let o = r.tool(&["route", "list"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("/w2/churn"), "{}", text(&o));
+}
+
+#[test]
+fn port_by_hash_exchanges_reach_their_worker_without_hand_off() {
+    let (r, client, _) = hash_router();
+    put_and_get_with(&r, &client, &["/h2/alpha", "/h2/beta", "/h2/gamma", "/h2/delta"], 200_000);
+    let lines = worker_lines(&r);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for l in &lines {
+        assert!(field(l, "direct") > 0, "a worker read nothing on its port: {l}");
+        assert_eq!(field(l, "unsolicited-data"), 0, "{l}");
+        assert_eq!(field(l, "ring-drops"), 0, "{l}");
+    }
+    // Only a new peer's first packets (before the workers know its face) and
+    // management go through the I/O thread: 4 × 25 segments were fetched.
+    let (direct, punted) = (total(&lines, "direct"), total(&lines, "punted"));
+    assert!(direct >= 2 * 4 * 25 - punted && direct > punted, "direct={direct} punted={punted}");
+    // A one-component CanBePrefix Interest is keyed differently from its Data:
+    // the I/O thread still routes that Data to the Interest's worker.
+    put_and_get_with(&r, &client, &["/h1solo"], 30_000);
+}
+
+#[test]
+fn senders_on_a_single_or_wrong_port_are_still_served() {
+    let (r, _, base) = hash_router();
+    // Connected sockets to one port each: half the names belong to the other
+    // worker, and every reply must come from the port the client talks to.
+    for port in [base, base + 1] {
+        let client = vec!["--transport".to_owned(), format!("udp://127.0.0.1:{port}")];
+        put_and_get_with(&r, &client, &[&format!("/p{port}/a"), &format!("/p{port}/b"), &format!("/p{port}/c")], 60_000);
+    }
+    let lines = worker_lines(&r);
+    for l in &lines {
+        assert!(field(l, "punted") > 0, "no misdirected packet was handed over: {l}");
+        assert_eq!(field(l, "unsolicited-data"), 0, "{l}");
+        assert_eq!(field(l, "ring-drops"), 0, "{l}");
+    }
 }
 
 #[test]
