@@ -53,6 +53,9 @@ enum Link {
         last_rx: Instant,
         /// Bytes waiting in the channel's send queue for this face.
         queued: usize,
+        /// More than 1: the remote is a Trajan neighbour's port-by-hash face with
+        /// this many ports from `remote`; each packet goes to its name's port.
+        ports: usize,
     },
     Stream(StreamConn),
 }
@@ -244,11 +247,15 @@ impl Io {
         }
     }
 
-    /// The remote address of a UDP face on the hash face, to which a worker may
-    /// send directly from its own port; `None` for every other face.
-    pub fn hash_peer(&self, face: FaceId) -> Option<SocketAddr> {
+    /// Where a worker may send to `face` directly from its own port, when this Io
+    /// has a hash face: a peer that came in on it (one port), or a neighbour's
+    /// port-by-hash face (its ports). `None` for every other face.
+    pub fn hash_peer(&self, face: FaceId) -> Option<HashPorts> {
+        if self.hash.is_empty() {
+            return None;
+        }
         match self.faces.get(&face)?.link {
-            Link::Udp { channel, remote, .. } if self.hash.contains(&channel) => Some(remote),
+            Link::Udp { channel, remote, ports, .. } if self.hash.contains(&channel) || ports > 1 => Some(HashPorts { base: remote, count: ports }),
             _ => None,
         }
     }
@@ -333,13 +340,14 @@ impl Io {
             return;
         }
         match &mut f.link {
-            Link::Udp { home, remote, queued, .. } => {
+            Link::Udp { home, remote, queued, ports, .. } => {
                 if *queued + pkt.len() > limit {
                     f.counters.dropped_out += 1;
                     return;
                 }
                 *queued += pkt.len();
-                self.udp[*home].tx.push_back(Outgoing { face, to: *remote, pkt });
+                let to = HashPorts { base: *remote, count: *ports }.addr_for(&pkt);
+                self.udp[*home].tx.push_back(Outgoing { face, to, pkt });
             }
             Link::Stream(conn) => {
                 let was_writing = conn.can_write();
@@ -375,8 +383,20 @@ impl Io {
     /// persistency raised if asked. TCP connects in the background; a failure
     /// later is reported as `FaceDown`. No `FaceUp` is emitted for faces made here.
     pub fn create_face(&mut self, uri: &str, persistency: Persistency) -> Result<FaceInfo, IoError> {
+        self.create_face_ports(uri, persistency, 1)
+    }
+
+    /// [`create_face`](Self::create_face) to a Trajan neighbour's UDP-port-by-hash
+    /// face: `ports` consecutive ports from the URI's port. Each packet is sent to
+    /// the port its name hashes to (the neighbour's worker owning it), and a
+    /// datagram from any of the ports belongs to this face. 1 is an ordinary face.
+    pub fn create_face_ports(&mut self, uri: &str, persistency: Persistency, ports: usize) -> Result<FaceInfo, IoError> {
         let (scheme, addr) = uri::parse(uri)?;
         let remote_uri = uri::format(scheme, addr);
+        let ports = ports.max(1);
+        if ports > 1 && (scheme != Scheme::Udp || addr.port() as usize + ports - 1 > u16::MAX as usize) {
+            return Err(IoError::BadUri { uri: uri.to_owned(), reason: "port-by-hash needs a UDP face whose ports end by 65535" });
+        }
         let existing = match scheme {
             Scheme::Udp => {
                 let channel = self
@@ -386,7 +406,7 @@ impl Io {
                     .ok_or_else(|| IoError::NoUdpChannel { uri: uri.to_owned() })?;
                 match self.udp_faces.get(&(channel, addr)) {
                     Some(&id) => id,
-                    None => return Ok(self.add_udp_face(channel, addr, persistency, Instant::now())),
+                    None => return Ok(self.add_udp_face(channel, addr, ports, persistency, Instant::now())),
                 }
             }
             Scheme::Tcp => match self.faces.values().find(|f| f.info.kind == FaceKind::Tcp && f.info.remote_uri == remote_uri) {
@@ -490,7 +510,19 @@ impl Io {
         }
     }
 
-    fn add_udp_face(&mut self, channel: usize, remote: SocketAddr, persistency: Persistency, now: Instant) -> FaceInfo {
+    /// The keys of a UDP face in `udp_faces`: its channel and remote address, and
+    /// for a neighbour's port-by-hash face every port of it, on its channel and on
+    /// the hash face (the neighbour answers whichever port asked).
+    fn udp_keys(&self, channel: usize, remote: SocketAddr, ports: usize) -> Vec<(usize, SocketAddr)> {
+        let hash = HashPorts { base: remote, count: ports };
+        let mut channels = vec![channel];
+        if ports > 1 && !self.hash.is_empty() && channel != self.hash.start {
+            channels.push(self.hash.start);
+        }
+        channels.into_iter().flat_map(|c| hash.addrs().map(move |a| (c, a)).collect::<Vec<_>>()).collect()
+    }
+
+    fn add_udp_face(&mut self, channel: usize, remote: SocketAddr, ports: usize, persistency: Persistency, now: Instant) -> FaceInfo {
         let id = self.alloc_id();
         let info = FaceInfo {
             id,
@@ -501,9 +533,11 @@ impl Io {
             persistency,
             mtu: Some(MAX_FRAME_SIZE),
         };
-        let link = Link::Udp { channel, home: channel, remote, last_rx: now, queued: 0 };
+        let link = Link::Udp { channel, home: channel, remote, last_rx: now, queued: 0, ports };
         self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link });
-        self.udp_faces.insert((channel, remote), id);
+        for key in self.udp_keys(channel, remote, ports) {
+            self.udp_faces.entry(key).or_insert(id);
+        }
         tracing::debug!(face = id, remote = %info.remote_uri, "UDP face up");
         info
     }
@@ -595,7 +629,7 @@ impl Io {
         let id = match (self.udp_faces.get(&(channel, d.from)), &valid) {
             (Some(&id), _) => id,
             (None, Some(_)) => {
-                let info = self.add_udp_face(channel, d.from, Persistency::OnDemand, now);
+                let info = self.add_udp_face(channel, d.from, 1, Persistency::OnDemand, now);
                 let id = info.id;
                 events.push(IoEvent::FaceUp(info));
                 id
@@ -685,8 +719,12 @@ impl Io {
     fn close_face(&mut self, id: FaceId, events: Option<&mut Vec<IoEvent>>) {
         let Some(mut face) = self.faces.remove(&id) else { return };
         match &mut face.link {
-            Link::Udp { channel, remote, .. } => {
-                self.udp_faces.remove(&(*channel, *remote));
+            Link::Udp { channel, remote, ports, .. } => {
+                for key in self.udp_keys(*channel, *remote, *ports) {
+                    if self.udp_faces.get(&key) == Some(&id) {
+                        self.udp_faces.remove(&key);
+                    }
+                }
             }
             Link::Stream(conn) => conn.deregister(self.poll.registry()),
         }

@@ -166,6 +166,9 @@ impl HashPorts {
     /// Where a sender sends `pkt` (a bare packet or an LpPacket): the port of the
     /// worker owning its name; nameless packets go to the first port.
     pub fn addr_for(&self, pkt: &[u8]) -> SocketAddr {
+        if self.count <= 1 {
+            return self.base;
+        }
         let index = dispatch_key::owner(dispatch_key::name_key(pkt), self.count.max(1));
         self.nth(index)
     }
@@ -175,6 +178,11 @@ impl HashPorts {
         let mut a = self.base;
         a.set_port(self.base.port().saturating_add(index.min(u16::MAX as usize) as u16));
         a
+    }
+
+    /// Every address of the face, in port order.
+    pub fn addrs(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        (0..self.count).map(|k| self.nth(k))
     }
 
     /// Whether `from` is one of these ports (a client accepts replies only from them).

@@ -98,6 +98,15 @@ pub struct RouteConfig {
     pub face: String,
     #[serde(default)]
     pub cost: u64,
+    /// More than 1: the face is a Trajan neighbour's UDP-port-by-hash face with this
+    /// many ports from the URI's port (its `workers.udp_ports` base and its worker
+    /// count); each Interest goes to the port of the neighbour's worker owning it.
+    #[serde(default = "one")]
+    pub udp_ports: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// A strategy choice.
@@ -141,6 +150,9 @@ impl Config {
             r.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("routes[{i}].prefix"), e.to_string()))?;
             if !(r.face.starts_with("udp4://") || r.face.starts_with("tcp4://") || r.face.starts_with("udp6://") || r.face.starts_with("tcp6://")) {
                 return Err(invalid(&format!("routes[{i}].face"), format!("`{}` is not a udp4://, udp6://, tcp4:// or tcp6:// face URI", r.face)));
+            }
+            if r.udp_ports == 0 || (r.udp_ports > 1 && !r.face.starts_with("udp")) {
+                return Err(invalid(&format!("routes[{i}].udp_ports"), "must be 1, or more for a udp4:// or udp6:// face".to_owned()));
             }
         }
         for (i, s) in self.strategies.iter().enumerate() {

@@ -83,7 +83,7 @@ impl Daemon {
         };
         for r in &cfg.routes {
             let err = |message: String| StartError::Route { prefix: r.prefix.clone(), face: r.face.clone(), message };
-            let info = d.io.create_face(&r.face, Persistency::Permanent).map_err(|e| err(e.to_string()))?;
+            let info = d.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports).map_err(|e| err(e.to_string()))?;
             d.face_up(&info);
             let prefix: Name = r.prefix.parse().map_err(|e: trajan_wire::WireError| err(e.to_string()))?;
             let route = Route { face: info.id, origin: ORIGIN_STATIC, cost: r.cost, flags: 1, expires_ms: None };

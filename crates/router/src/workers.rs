@@ -42,7 +42,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 use trajan_engine::faces::FaceCounters;
 use trajan_engine::{FaceId, FaceMeta, Forwarder, ForwarderCounters, Outgoing, PacketCounters, StrategyKind};
-use trajan_io::{Datagram, FaceCounters as LinkCounters, WorkerPort};
+use trajan_io::{Datagram, FaceCounters as LinkCounters, HashPorts, WorkerPort};
 use trajan_tables::NextHop;
 use trajan_wire::Name;
 
@@ -239,9 +239,9 @@ pub enum FromWorker {
 
 enum Control {
     Apply(Change),
-    /// The face's remote address on the hash face: the worker forwards what it
-    /// reads from there and sends to the face directly.
-    Peer(FaceId, SocketAddr),
+    /// The face's remote ports ([`trajan_io::Io::hash_peer`]): the worker forwards
+    /// what it reads from them and sends to the face directly.
+    Peer(FaceId, HashPorts),
     Stats(mpsc::SyncSender<ShardStats>),
     CsErase(Name, usize, mpsc::SyncSender<usize>),
     Stop,
@@ -436,10 +436,11 @@ impl Workers {
         self.notify();
     }
 
-    /// Tells the workers that `face` is the peer at `remote` on the hash face (call
-    /// after the face's [`Change::Face`]); nothing without worker ports. A face
-    /// that goes away is forgotten with its `Change::Face(id, None)`.
-    pub fn add_peer(&mut self, face: FaceId, remote: SocketAddr) {
+    /// Tells the workers that `face` is the peer at `remote` — one port of a
+    /// client, or a neighbour's port-by-hash face — (call after the face's
+    /// [`Change::Face`]); nothing without worker ports. A face that goes away is
+    /// forgotten with its `Change::Face(id, None)`.
+    pub fn add_peer(&mut self, face: FaceId, remote: HashPorts) {
         if !self.ports {
             return;
         }
@@ -549,12 +550,13 @@ struct Port {
     /// This worker's index and the number of workers: the port's owner test.
     index: usize,
     count: usize,
-    /// Faces on the hash face by remote address, and back with whether the peer
-    /// has sent to this port: only then does the worker send to it itself, since a
-    /// peer that uses one port only (not port-by-hash aware) must hear back from
-    /// that port, which the I/O thread sends from.
+    /// Faces on the hash face by remote address, and back with whether the
+    /// worker sends to the face itself: a neighbour's port-by-hash face at once,
+    /// a one-port peer once it has sent to this port — a peer unaware of
+    /// port-by-hash must hear back from the port it uses, which the I/O thread
+    /// sends from.
     peers: HashMap<SocketAddr, FaceId>,
-    remotes: HashMap<FaceId, (SocketAddr, bool)>,
+    remotes: HashMap<FaceId, (HashPorts, bool)>,
     /// Link counters since the last report, and when the next is due.
     counters: HashMap<FaceId, LinkCounters>,
     next_report_ms: u64,
@@ -598,7 +600,11 @@ impl Port {
 
     fn forget(&mut self, face: FaceId) {
         if let Some((remote, _)) = self.remotes.remove(&face) {
-            self.peers.remove(&remote);
+            for a in remote.addrs() {
+                if self.peers.get(&a) == Some(&face) {
+                    self.peers.remove(&a);
+                }
+            }
         }
         self.counters.remove(&face);
     }
@@ -716,7 +722,7 @@ impl Worker {
         for o in out.drain(..) {
             if let Some(port) = &mut self.port {
                 if let Some(&(to, true)) = port.remotes.get(&o.face) {
-                    port.sock.queue(o.face, to, o.pkt);
+                    port.sock.queue(o.face, to.addr_for(&o.pkt), o.pkt);
                     continue;
                 }
             }
@@ -754,8 +760,10 @@ impl Worker {
             Control::Peer(face, remote) => {
                 if let Some(port) = &mut self.port {
                     port.forget(face);
-                    port.peers.insert(remote, face);
-                    port.remotes.insert(face, (remote, false));
+                    for a in remote.addrs() {
+                        port.peers.insert(a, face);
+                    }
+                    port.remotes.insert(face, (remote, remote.count > 1));
                 }
             }
             Control::Stats(reply) => {
@@ -941,7 +949,7 @@ mod tests {
         let mut w = Workers::start(forwarders(n), &[], ports, Arc::new(|| {}), Instant::now()).unwrap();
         let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        w.add_peer(DOWN, sock.local_addr().unwrap());
+        w.add_peer(DOWN, trajan_io::HashPorts { base: sock.local_addr().unwrap(), count: 1 });
         (w, sock, hash, io)
     }
 

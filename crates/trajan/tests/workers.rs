@@ -29,14 +29,20 @@ fn field(line: &str, key: &str) -> u64 {
 /// the face's first port.
 fn hash_router() -> (Router, Vec<String>, u16) {
     let r = Router::start_with(&["--workers", "2", "--udp-ports", "127.0.0.1:0"]);
-    let log = r.log();
-    let base: u16 = log
-        .lines()
-        .find(|l| l.contains("port-by-hash"))
-        .and_then(|l| l.split("127.0.0.1:").nth(1))
-        .and_then(|p| p.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port-by-hash face in the log:\n{log}"));
+    // The line is logged just after the Unix socket the harness waits for appears.
+    let base = |log: String| -> Option<u16> {
+        let line = log.lines().find(|l| l.contains("port-by-hash"))?.to_owned();
+        line.split("127.0.0.1:").nth(1)?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    };
+    let base = (0..500)
+        .find_map(|_| {
+            let found = base(r.log());
+            if found.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            found
+        })
+        .unwrap_or_else(|| panic!("no port-by-hash face in the log:\n{}", r.log()));
     let client = vec!["--transport".into(), format!("udp://127.0.0.1:{base}"), "--udp-ports".into(), "2".into()];
     (r, client, base)
 }
@@ -176,4 +182,49 @@ fn one_worker_forwards_on_the_io_thread() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].starts_with("worker 0:"), "unpinned: {lines:?}");
     assert!(r.log().contains("1 worker: forwarding on the I/O thread"));
+}
+
+#[test]
+fn a_router_forwards_to_a_port_by_hash_neighbour_on_its_owners_ports() {
+    // B serves /chain from a local producer on a 2-port hash face; A routes /chain
+    // to B's ports as a port-by-hash neighbour face.
+    // A sends from its I/O thread, or with its own ports from its workers.
+    for a_ports in [None, Some("127.0.0.1:0")] {
+        chain_to_a_neighbour(a_ports);
+    }
+}
+
+fn chain_to_a_neighbour(a_ports: Option<&str>) {
+    let (b, _, b_base) = hash_router();
+    let cfg = b.dir.path().join("a.toml");
+    std::fs::write(&cfg, format!("[[routes]]\nprefix = \"/chain\"\nface = \"udp4://127.0.0.1:{b_base}\"\nudp_ports = 2\n")).unwrap();
+    let mut args = vec!["--workers", "2", "--config", cfg.to_str().unwrap()];
+    args.extend(a_ports.iter().flat_map(|p| ["--udp-ports", p]));
+    let a = Router::start_with(&args);
+    let file = random_file(b.dir.path(), 200_000, 77);
+    let names = ["/chain/one", "/chain/two", "/chain/three"];
+    let mut producers: Vec<_> = names.iter().map(|n| b.spawn_tool(&["put", n, file.to_str().unwrap()])).collect();
+    for p in &mut producers {
+        wait_ready_line(p);
+    }
+    for name in names {
+        let out = a.dir.path().join("fetched.bin");
+        let o = a.tool(&["get", name, "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "get {name}: {}\nA:\n{}\nB:\n{}", text(&o), a.log(), b.log());
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
+    }
+    for mut p in producers {
+        let _ = p.kill();
+        let _ = p.wait();
+    }
+    // On B, A's Interests arrived on the ports of the workers owning them.
+    let lines = worker_lines(&b);
+    for l in &lines {
+        assert!(field(l, "direct") > 0, "{l}");
+        assert_eq!(field(l, "unsolicited-data"), 0, "{l}");
+    }
+    assert!(total(&lines, "direct") > total(&lines, "punted"), "{a_ports:?}: {lines:?}");
+    if a_ports.is_some() {
+        assert!(total(&worker_lines(&a), "direct") > 0, "B's Data reached A's workers on their ports");
+    }
 }
