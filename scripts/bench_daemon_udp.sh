@@ -5,7 +5,9 @@
 # `trajan load` (a producer and a windowed consumer of unique names spread over 64
 # second components, bounded by COUNT exchanges and 30 s), then reads the per-worker
 # counters: `handed` is the share of packets a worker got from the I/O thread's
-# rings rather than straight from its own port.
+# rings rather than straight from its own port, and `cpu-us` the router's CPU time
+# (all its threads, user + system, from /proc) per exchange, which a loaded
+# machine disturbs less than the rate.
 # Usage: scripts/bench_daemon_udp.sh [ROUNDS] [COUNT]   (TRAJAN selects the binary,
 # default target/release/trajan; WINDOW the consumer's window, default 32).
 set -e
@@ -34,6 +36,8 @@ run() {
     local out
     out=$(timeout 60 $B load /load -c "$COUNT" --duration 30 -w "$WINDOW" "${client[@]}")
     local stats
+    local ticks
+    ticks=$(awk '{ print $14 + $15 }' "/proc/$R/stat")
     stats=$(timeout 20 $B status --transport "unix://$D/s" | grep '^total:' || true)
     kill $R; wait $R 2>/dev/null || true; R=
     local rate dispatched direct
@@ -44,7 +48,10 @@ run() {
     if [ -n "$dispatched" ] && [ $((dispatched + direct)) -gt 0 ]; then
         handed=$(awk -v a="$dispatched" -v b="$direct" 'BEGIN { printf "%.4f", a / (a + b) }')
     fi
-    printf '%-12s exchanges/s=%-7s handed=%-7s loadavg=%s  [%s]\n' "$name" "$rate" "$handed" "$load" "$out"
+    local received cpu
+    received=$(sed -n 's/.*received=\([0-9]*\).*/\1/p' <<<"$out")
+    cpu=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" -v n="$received" 'BEGIN { printf "%.1f", t / hz * 1e6 / n }')
+    printf '%-12s exchanges/s=%-7s handed=%-7s cpu-us=%-6s loadavg=%s  [%s]\n' "$name" "$rate" "$handed" "$cpu" "$load" "$out"
 }
 
 for round in $(seq "$ROUNDS"); do

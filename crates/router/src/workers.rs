@@ -654,13 +654,14 @@ impl Worker {
     }
 
     /// Reads a burst from the worker's port: what it owns joins `burst`, the rest
-    /// goes back to the I/O thread. True when anything arrived.
+    /// goes back to the I/O thread. True when the burst was full, so more may wait;
+    /// otherwise the socket was read dry and its poller reports the next datagram
+    /// (edge-triggered), so the worker may sleep without another read.
     fn receive(&mut self, burst: &mut Vec<(FaceId, Bytes)>) -> bool {
         let now = self.now_ms();
         let Some(port) = &mut self.port else { return false };
         let mut datagrams = std::mem::take(&mut port.datagrams);
-        port.sock.recv(&mut datagrams);
-        let received = !datagrams.is_empty();
+        let more = port.sock.recv(&mut datagrams);
         let mut queued = false;
         for d in datagrams.drain(..) {
             match port.direct(&d, now) {
@@ -684,7 +685,7 @@ impl Worker {
         if queued {
             self.wake_io();
         }
-        received
+        more
     }
 
     /// Hands the port's link counters to the I/O thread, at most once per
