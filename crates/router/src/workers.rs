@@ -954,21 +954,46 @@ mod tests {
         (w, sock, hash, io)
     }
 
-    /// Settles until the workers have read `datagrams` from their ports in all,
-    /// accumulating what they handed back; bounded, and asserted by the caller.
-    fn settle_reads(w: &mut Workers, datagrams: u64) -> (Vec<Outgoing>, Vec<(usize, Datagram)>, Vec<ShardStats>) {
-        let (mut out, mut punted) = (Vec::new(), Vec::new());
-        for _ in 0..1000 {
-            let (o, p, stats) = settle_ports(w);
-            out.extend(o);
-            punted.extend(p);
-            let total = ShardStats::sum(&stats);
-            if total.direct + total.punted >= datagrams {
-                return (out, punted, stats);
+    /// What workers with ports handed back so far, and how many datagrams were
+    /// sent to their ports.
+    #[derive(Default)]
+    struct Seen {
+        out: Vec<Outgoing>,
+        punted: Vec<(usize, Datagram)>,
+        stats: Vec<ShardStats>,
+        sent: u64,
+    }
+
+    impl Seen {
+        /// Sends datagrams from `from`, letting the workers read every 32 so that a
+        /// small socket buffer drops none, then settles.
+        fn send(&mut self, w: &mut Workers, from: &std::net::UdpSocket, datagrams: impl IntoIterator<Item = (Bytes, SocketAddr)>) {
+            for (pkt, to) in datagrams {
+                from.send_to(&pkt, to).unwrap();
+                self.sent += 1;
+                if self.sent.is_multiple_of(32) {
+                    self.settle(w);
+                }
             }
-            std::thread::sleep(Duration::from_millis(10));
+            self.settle(w);
         }
-        panic!("the workers did not read {datagrams} datagrams");
+
+        /// Waits (bounded) until the workers have read every datagram sent, gathering
+        /// what they handed back; the callers assert on it.
+        fn settle(&mut self, w: &mut Workers) {
+            for _ in 0..1000 {
+                let (out, punted, stats) = settle_ports(w);
+                self.out.extend(out);
+                self.punted.extend(punted);
+                let total = ShardStats::sum(&stats);
+                self.stats = stats;
+                if total.direct + total.punted >= self.sent {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            panic!("the workers did not read {} datagrams", self.sent);
+        }
     }
 
     #[test]
@@ -976,17 +1001,20 @@ mod tests {
         let (mut w, sock, hash, _io) = start_with_ports(2);
         let n = 200u32;
         let mut port_of = HashMap::new();
-        for i in 0..n {
-            let name = format!("/app/obj{i}/seg=0");
-            let pkt = interest(&name, i, false);
-            let to = hash.addr_for(&pkt);
-            port_of.insert(name, to);
-            sock.send_to(&pkt, to).unwrap();
-        }
-        let (out, punted, stats) = settle_reads(&mut w, n as u64);
-        assert!(punted.is_empty(), "{} datagrams handed back", punted.len());
-        assert_eq!(names(&out, UP).len(), n as usize, "every Interest forwarded once");
-        for (i, s) in stats.iter().enumerate() {
+        let mut seen = Seen::default();
+        let pkts: Vec<_> = (0..n)
+            .map(|i| {
+                let name = format!("/app/obj{i}/seg=0");
+                let pkt = interest(&name, i, false);
+                let to = hash.addr_for(&pkt);
+                port_of.insert(name, to);
+                (pkt, to)
+            })
+            .collect();
+        seen.send(&mut w, &sock, pkts);
+        assert!(seen.punted.is_empty(), "{} datagrams handed back", seen.punted.len());
+        assert_eq!(names(&seen.out, UP).len(), n as usize, "every Interest forwarded once");
+        for (i, s) in seen.stats.iter().enumerate() {
             assert!(s.direct > 0, "worker {i} read nothing: the port hash does not spread");
             assert_eq!(s.dispatched, 0, "worker {i} was handed packets");
         }
@@ -1011,29 +1039,53 @@ mod tests {
     #[test]
     fn wrong_port_short_and_unknown_peer_datagrams_go_back_to_the_io_thread() {
         let (mut w, sock, hash, _io) = start_with_ports(2);
-        let mut sent = 0u64;
+        let mut seen = Seen::default();
         // Every packet to port 0: those owned by worker 1 come back, once each.
-        let mut misdirected = 0;
-        for i in 0..100u32 {
-            let pkt = interest(&format!("/app/obj{i}/seg=0"), i, false);
-            misdirected += usize::from(hash.addr_for(&pkt) != hash.nth(0));
-            sock.send_to(&pkt, hash.nth(0)).unwrap();
-            sent += 1;
-        }
+        let pkts: Vec<_> = (0..100u32).map(|i| (interest(&format!("/app/obj{i}/seg=0"), i, false), hash.nth(0))).collect();
+        let misdirected = pkts.iter().filter(|(p, _)| hash.addr_for(p) != hash.nth(0)).count();
+        seen.send(&mut w, &sock, pkts);
         // A short Interest (the I/O thread must note it), garbage, and a stranger.
-        sock.send_to(&interest("/top", 900, true), hash.nth(1)).unwrap();
-        sock.send_to(&[0x05, 0x10, 0x07], hash.nth(1)).unwrap();
+        seen.send(&mut w, &sock, [(interest("/top", 900, true), hash.nth(1)), (Bytes::from_static(&[0x05, 0x10, 0x07]), hash.nth(1))]);
         let stranger = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let pkt = interest("/app/x/seg=0", 901, false);
-        stranger.send_to(&pkt, hash.addr_for(&pkt)).unwrap();
-        sent += 3;
-        let (out, punted, stats) = settle_reads(&mut w, sent);
-        assert_eq!(punted.len(), misdirected + 3, "misdirected, short, garbage and stranger come back");
-        assert!(punted.iter().all(|(port, d)| *port < 2 && d.data.is_some()));
-        assert!(punted.iter().any(|(_, d)| d.from == stranger.local_addr().unwrap()));
-        assert_eq!(names(&out, UP).len(), 100 - misdirected, "the rest was forwarded where it arrived");
-        let total = ShardStats::sum(&stats);
+        let to = hash.addr_for(&pkt);
+        seen.send(&mut w, &stranger, [(pkt, to)]);
+        assert_eq!(seen.punted.len(), misdirected + 3, "misdirected, short, garbage and stranger come back");
+        assert!(seen.punted.iter().all(|(port, d)| *port < 2 && d.data.is_some()));
+        assert!(seen.punted.iter().any(|(_, d)| d.from == stranger.local_addr().unwrap()));
+        assert_eq!(names(&seen.out, UP).len(), 100 - misdirected, "the rest was forwarded where it arrived");
+        let total = ShardStats::sum(&seen.stats);
         assert_eq!((total.direct, total.punted), (100 - misdirected as u64, misdirected as u64 + 3));
+    }
+
+    #[test]
+    fn route_updates_while_workers_read_their_ports_lose_and_duplicate_nothing() {
+        let (mut w, sock, hash, _io) = start_with_ports(2);
+        let mut seen = Seen::default();
+        let n = 1000u32;
+        for chunk in (0..n).collect::<Vec<_>>().chunks(50) {
+            let first = chunk[0];
+            // Move /r between two upstreams, and churn unrelated routes.
+            w.broadcast(route("/r", if first % 100 == 0 { UP2 } else { UP }));
+            w.broadcast(route(&format!("/other{first}"), UP2));
+            w.broadcast(Change::Route(format!("/other{first}").parse().unwrap(), SmallVec::new()));
+            let pkts = chunk.iter().map(|&i| {
+                let pkt = interest(&format!("/r/x{i}/seg=0"), i, false);
+                let to = hash.addr_for(&pkt);
+                (pkt, to)
+            });
+            seen.send(&mut w, &sock, pkts);
+        }
+        let mut up: Vec<Name> = names(&seen.out, UP).into_iter().chain(names(&seen.out, UP2)).collect();
+        up.sort_by_key(|n| n.to_string());
+        let before = up.len();
+        up.dedup();
+        assert_eq!(before, up.len(), "an Interest was forwarded twice");
+        assert_eq!(up.len(), n as usize, "an Interest was lost");
+        assert!(!names(&seen.out, UP2).is_empty() && !names(&seen.out, UP).is_empty());
+        let total = ShardStats::sum(&seen.stats);
+        assert_eq!((total.counters.no_route, total.in_ring_drops, total.out_ring_drops, total.punted), (0, 0, 0, 0));
+        assert_eq!(total.direct, n as u64);
     }
 
     #[test]

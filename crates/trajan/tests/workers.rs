@@ -28,7 +28,13 @@ fn field(line: &str, key: &str) -> u64 {
 /// by the kernel); returns it with the client options of a port-by-hash sender and
 /// the face's first port.
 fn hash_router() -> (Router, Vec<String>, u16) {
-    let r = Router::start_with(&["--workers", "2", "--udp-ports", "127.0.0.1:0"]);
+    hash_router_of(2)
+}
+
+/// [`hash_router`] with `workers` workers (and ports).
+fn hash_router_of(workers: usize) -> (Router, Vec<String>, u16) {
+    let n = workers.to_string();
+    let r = Router::start_with(&["--workers", &n, "--udp-ports", "127.0.0.1:0"]);
     // The line is logged just after the Unix socket the harness waits for appears.
     let base = |log: String| -> Option<u16> {
         let line = log.lines().find(|l| l.contains("port-by-hash"))?.to_owned();
@@ -43,7 +49,7 @@ fn hash_router() -> (Router, Vec<String>, u16) {
             found
         })
         .unwrap_or_else(|| panic!("no port-by-hash face in the log:\n{}", r.log()));
-    let client = vec!["--transport".into(), format!("udp://127.0.0.1:{base}"), "--udp-ports".into(), "2".into()];
+    let client = vec!["--transport".into(), format!("udp://127.0.0.1:{base}"), "--udp-ports".into(), n];
     (r, client, base)
 }
 
@@ -155,6 +161,12 @@ fn port_by_hash_exchanges_reach_their_worker_without_hand_off() {
     // A one-component CanBePrefix Interest is keyed differently from its Data:
     // the I/O thread still routes that Data to the Interest's worker.
     put_and_get_with(&r, &client, &["/h1solo"], 30_000);
+}
+
+#[test]
+fn one_worker_reads_its_single_hash_port_on_the_io_thread() {
+    let (r, client, _) = hash_router_of(1);
+    put_and_get_with(&r, &client, &["/h1/file"], 30_000);
 }
 
 #[test]
