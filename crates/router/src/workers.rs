@@ -318,6 +318,7 @@ impl Workers {
             let wake = Arc::new(Wake { waker: mio::Waker::new(poll.registry(), WAKE)?, sleeping: AtomicBool::new(false) });
             let port = match ports.next().filter(|_| with_ports) {
                 Some(mut sock) => {
+                    tracing::info!(worker = i, port = %sock.local_addr(), "worker reads its own UDP port");
                     sock.register(poll.registry(), PORT)?;
                     Some(Port::new(sock, i, count, short_until.clone()))
                 }
