@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::mem;
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,9 +21,9 @@ use crate::inbound::{classify, Inbound};
 use crate::listen::{self, SocketFile};
 use crate::reassembly::Reassembler;
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
-use crate::udp::{Datagram, Outgoing, SendResult, UdpChannel};
+use crate::udp::{Datagram, Outgoing, SendResult, UdpChannel, WorkerPort};
 use crate::uri::{self, Scheme};
-use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, IoConfig, IoError, IoEvent, IoStats, Persistency, FIRST_FACE_ID, MAX_FRAME_SIZE};
+use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, HashPorts, IoConfig, IoError, IoEvent, IoStats, Persistency, FIRST_FACE_ID, MAX_FRAME_SIZE};
 
 const WAKER: Token = Token(0);
 
@@ -44,10 +45,17 @@ impl Waker {
 enum Link {
     Udp {
         channel: usize,
+        /// The channel it sends from: its own, or on the hash face the port the
+        /// peer last sent to, so that a peer using a single port (a connected
+        /// socket, a sender unaware of port-by-hash) hears back from that port.
+        home: usize,
         remote: SocketAddr,
         last_rx: Instant,
         /// Bytes waiting in the channel's send queue for this face.
         queued: usize,
+        /// More than 1: the remote is a Trajan neighbour's port-by-hash face with
+        /// this many ports from `remote`; each packet goes to its name's port.
+        ports: usize,
     },
     Stream(StreamConn),
 }
@@ -100,7 +108,12 @@ pub struct Io {
     mio_events: Events,
     waker: Arc<mio::Waker>,
     cfg: IoConfig,
+    /// UDP listeners, then the ports of the hash face (in port order).
     udp: Vec<UdpChannel>,
+    /// Which of `udp` are the hash face's ports; the first stands for all of them
+    /// in the face table, so a peer has one face whichever port it uses.
+    hash: Range<usize>,
+    hash_ports: Option<HashPorts>,
     tcp: Vec<mio::net::TcpListener>,
     unix: Option<UnixListener>,
     faces: HashMap<FaceId, Face>,
@@ -126,7 +139,8 @@ impl Io {
     /// could not be used.
     pub fn new(cfg: IoConfig) -> Result<Io, IoError> {
         let os = |action| move |source| IoError::Os { action, source };
-        let listeners = cfg.udp_listen.len() + cfg.tcp_listen.len() + 1;
+        let hash_count = cfg.hash_ports.map_or(0, |h| h.count);
+        let listeners = cfg.udp_listen.len() + hash_count + cfg.tcp_listen.len() + 1;
         if listeners >= FIRST_FACE_ID as usize {
             return Err(IoError::Os { action: "listen on so many endpoints", source: io::Error::from(io::ErrorKind::InvalidInput) });
         }
@@ -142,6 +156,15 @@ impl Io {
             let mut sock = listen::udp(*addr)?;
             poll.registry().register(&mut sock, token(), Interest::READABLE).map_err(os("register a UDP socket"))?;
             udp.push(UdpChannel::new(sock, cfg.burst).map_err(os("read a UDP socket's address"))?);
+        }
+        let hash = udp.len()..udp.len() + hash_count;
+        let mut hash_ports = None;
+        if let Some(h) = cfg.hash_ports {
+            for mut sock in listen::udp_ports(h.base, h.count)? {
+                poll.registry().register(&mut sock, token(), Interest::READABLE).map_err(os("register a UDP socket"))?;
+                udp.push(UdpChannel::new(sock, cfg.burst).map_err(os("read a UDP socket's address"))?);
+            }
+            hash_ports = Some(HashPorts { base: udp[hash.start].local, count: h.count });
         }
         let mut tcp = Vec::new();
         for addr in &cfg.tcp_listen {
@@ -162,6 +185,8 @@ impl Io {
             mio_events: Events::with_capacity(1024),
             waker,
             udp,
+            hash,
+            hash_ports,
             tcp,
             unix,
             faces: HashMap::new(),
@@ -180,11 +205,74 @@ impl Io {
         })
     }
 
-    /// The addresses actually bound (UDP, TCP), e.g. to learn a port 0 choice.
+    /// The addresses actually bound (UDP listeners, TCP), e.g. to learn a port 0 choice.
     pub fn local_addrs(&self) -> (Vec<SocketAddr>, Vec<SocketAddr>) {
-        let udp = self.udp.iter().map(|c| c.local).collect();
+        let udp = self.udp[..self.hash.start].iter().map(|c| c.local).collect();
         let tcp = self.tcp.iter().filter_map(|l| l.local_addr().ok()).collect();
         (udp, tcp)
+    }
+
+    /// The UDP-port-by-hash face as bound (its real first port), if configured.
+    pub fn hash_ports(&self) -> Option<HashPorts> {
+        self.hash_ports
+    }
+
+    /// Hands the hash face's ports to the workers, one each in port order: from
+    /// now on the workers read them, and the I/O thread only sends on its own
+    /// duplicates. Empty without a hash face. Call once.
+    pub fn worker_ports(&mut self) -> Result<Vec<WorkerPort>, IoError> {
+        let os = |action| move |source| IoError::Os { action, source };
+        let mut ports = Vec::with_capacity(self.hash.len());
+        for i in self.hash.clone() {
+            let ch = &mut self.udp[i];
+            let dup = socket2::SockRef::from(&ch.sock).try_clone().map_err(os("duplicate a UDP socket"))?;
+            let sock = mio::net::UdpSocket::from_std(dup.into());
+            ports.push(WorkerPort::new(UdpChannel::new(sock, self.cfg.burst).map_err(os("read a UDP socket's address"))?));
+            ch.worker_owned = true;
+            let interest = if ch.blocked { ch.interest() | Interest::WRITABLE } else { ch.interest() };
+            self.poll.registry().reregister(&mut ch.sock, Token(1 + i), interest).map_err(os("register a UDP socket"))?;
+            self.ready.remove(&Token(1 + i));
+        }
+        Ok(ports)
+    }
+
+    /// Takes a datagram that arrived on port `port` (0-based) of the hash face but
+    /// that its worker does not forward itself (a new peer, a fragment, a malformed
+    /// or misdirected packet): it gets exactly the treatment it would have had on
+    /// the I/O thread's own socket — a face made for a new peer, counters,
+    /// reassembly — and what results is appended to `events`.
+    pub fn hash_datagram(&mut self, port: usize, d: Datagram, events: &mut Vec<IoEvent>) {
+        if port < self.hash.len() {
+            self.on_datagram(self.hash.start + port, d, Instant::now(), events);
+        }
+    }
+
+    /// Where a worker may send to `face` directly from its own port, when this Io
+    /// has a hash face: a peer that came in on it (one port), or a neighbour's
+    /// port-by-hash face (its ports). `None` for every other face.
+    pub fn hash_peer(&self, face: FaceId) -> Option<HashPorts> {
+        if self.hash.is_empty() {
+            return None;
+        }
+        match self.faces.get(&face)?.link {
+            Link::Udp { channel, remote, ports, .. } if self.hash.contains(&channel) || ports > 1 => Some(HashPorts { base: remote, count: ports }),
+            _ => None,
+        }
+    }
+
+    /// Adds what a worker received and sent itself on `face` to the face's link
+    /// counters; input also counts as activity for the idle timeout.
+    pub fn add_worker_counters(&mut self, face: FaceId, c: &FaceCounters, now: Instant) {
+        let Some(f) = self.faces.get_mut(&face) else { return };
+        f.counters.in_packets += c.in_packets;
+        f.counters.in_bytes += c.in_bytes;
+        f.counters.out_packets += c.out_packets;
+        f.counters.out_bytes += c.out_bytes;
+        f.counters.dropped_in += c.dropped_in;
+        f.counters.dropped_out += c.dropped_out;
+        if let (Link::Udp { last_rx, .. }, true) = (&mut f.link, c.in_packets > 0) {
+            *last_rx = (*last_rx).max(now);
+        }
     }
 
     /// A handle another thread can use to interrupt [`poll`](Self::poll).
@@ -252,13 +340,14 @@ impl Io {
             return;
         }
         match &mut f.link {
-            Link::Udp { channel, remote, queued, .. } => {
+            Link::Udp { home, remote, queued, ports, .. } => {
                 if *queued + pkt.len() > limit {
                     f.counters.dropped_out += 1;
                     return;
                 }
                 *queued += pkt.len();
-                self.udp[*channel].tx.push_back(Outgoing { face, to: *remote, pkt });
+                let to = HashPorts { base: *remote, count: *ports }.addr_for(&pkt);
+                self.udp[*home].tx.push_back(Outgoing { face, to, pkt });
             }
             Link::Stream(conn) => {
                 let was_writing = conn.can_write();
@@ -294,8 +383,20 @@ impl Io {
     /// persistency raised if asked. TCP connects in the background; a failure
     /// later is reported as `FaceDown`. No `FaceUp` is emitted for faces made here.
     pub fn create_face(&mut self, uri: &str, persistency: Persistency) -> Result<FaceInfo, IoError> {
+        self.create_face_ports(uri, persistency, 1)
+    }
+
+    /// [`create_face`](Self::create_face) to a Trajan neighbour's UDP-port-by-hash
+    /// face: `ports` consecutive ports from the URI's port. Each packet is sent to
+    /// the port its name hashes to (the neighbour's worker owning it), and a
+    /// datagram from any of the ports belongs to this face. 1 is an ordinary face.
+    pub fn create_face_ports(&mut self, uri: &str, persistency: Persistency, ports: usize) -> Result<FaceInfo, IoError> {
         let (scheme, addr) = uri::parse(uri)?;
         let remote_uri = uri::format(scheme, addr);
+        let ports = ports.max(1);
+        if ports > 1 && (scheme != Scheme::Udp || addr.port() as usize + ports - 1 > u16::MAX as usize) {
+            return Err(IoError::BadUri { uri: uri.to_owned(), reason: "port-by-hash needs a UDP face whose ports end by 65535" });
+        }
         let existing = match scheme {
             Scheme::Udp => {
                 let channel = self
@@ -305,7 +406,7 @@ impl Io {
                     .ok_or_else(|| IoError::NoUdpChannel { uri: uri.to_owned() })?;
                 match self.udp_faces.get(&(channel, addr)) {
                     Some(&id) => id,
-                    None => return Ok(self.add_udp_face(channel, addr, persistency, Instant::now())),
+                    None => return Ok(self.add_udp_face(channel, addr, ports, persistency, Instant::now())),
                 }
             }
             Scheme::Tcp => match self.faces.values().find(|f| f.info.kind == FaceKind::Tcp && f.info.remote_uri == remote_uri) {
@@ -385,7 +486,8 @@ impl Io {
                 let ch = &mut self.udp[i];
                 if ch.blocked {
                     ch.blocked = false;
-                    if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, Interest::READABLE) {
+                    let interest = ch.interest();
+                    if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, interest) {
                         tracing::warn!(error = %e, "cannot reregister UDP socket");
                     }
                     self.flush_udp(i);
@@ -408,7 +510,19 @@ impl Io {
         }
     }
 
-    fn add_udp_face(&mut self, channel: usize, remote: SocketAddr, persistency: Persistency, now: Instant) -> FaceInfo {
+    /// The keys of a UDP face in `udp_faces`: its channel and remote address, and
+    /// for a neighbour's port-by-hash face every port of it, on its channel and on
+    /// the hash face (the neighbour answers whichever port asked).
+    fn udp_keys(&self, channel: usize, remote: SocketAddr, ports: usize) -> Vec<(usize, SocketAddr)> {
+        let hash = HashPorts { base: remote, count: ports };
+        let mut channels = vec![channel];
+        if ports > 1 && !self.hash.is_empty() && channel != self.hash.start {
+            channels.push(self.hash.start);
+        }
+        channels.into_iter().flat_map(|c| hash.addrs().map(move |a| (c, a)).collect::<Vec<_>>()).collect()
+    }
+
+    fn add_udp_face(&mut self, channel: usize, remote: SocketAddr, ports: usize, persistency: Persistency, now: Instant) -> FaceInfo {
         let id = self.alloc_id();
         let info = FaceInfo {
             id,
@@ -419,9 +533,11 @@ impl Io {
             persistency,
             mtu: Some(MAX_FRAME_SIZE),
         };
-        let link = Link::Udp { channel, remote, last_rx: now, queued: 0 };
+        let link = Link::Udp { channel, home: channel, remote, last_rx: now, queued: 0, ports };
         self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link });
-        self.udp_faces.insert((channel, remote), id);
+        for key in self.udp_keys(channel, remote, ports) {
+            self.udp_faces.entry(key).or_insert(id);
+        }
         tracing::debug!(face = id, remote = %info.remote_uri, "UDP face up");
         info
     }
@@ -505,13 +621,15 @@ impl Io {
         more
     }
 
-    fn on_datagram(&mut self, channel: usize, d: Datagram, now: Instant, events: &mut Vec<IoEvent>) {
+    fn on_datagram(&mut self, arrival: usize, d: Datagram, now: Instant, events: &mut Vec<IoEvent>) {
+        // The hash face's ports are one channel: its first port stands for all.
+        let channel = if self.hash.contains(&arrival) { self.hash.start } else { arrival };
         // One datagram must be exactly one TLV element.
         let valid = d.data.filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())));
         let id = match (self.udp_faces.get(&(channel, d.from)), &valid) {
             (Some(&id), _) => id,
             (None, Some(_)) => {
-                let info = self.add_udp_face(channel, d.from, Persistency::OnDemand, now);
+                let info = self.add_udp_face(channel, d.from, 1, Persistency::OnDemand, now);
                 let id = info.id;
                 events.push(IoEvent::FaceUp(info));
                 id
@@ -526,8 +644,9 @@ impl Io {
         face.counters.in_bytes += d.len as u64;
         match valid {
             Some(pkt) => {
-                if let Link::Udp { last_rx, .. } = &mut face.link {
+                if let Link::Udp { last_rx, home, .. } = &mut face.link {
                     *last_rx = now;
+                    *home = arrival;
                 }
                 deliver(id, face, pkt, now, events);
             }
@@ -549,7 +668,8 @@ impl Io {
                 SendResult::Blocked => {
                     ch.blocked = true;
                     let token = Token(1 + channel);
-                    if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, Interest::READABLE | Interest::WRITABLE) {
+                    let interest = ch.interest() | Interest::WRITABLE;
+                    if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, interest) {
                         tracing::warn!(error = %e, "cannot reregister UDP socket");
                     }
                     break;
@@ -599,8 +719,12 @@ impl Io {
     fn close_face(&mut self, id: FaceId, events: Option<&mut Vec<IoEvent>>) {
         let Some(mut face) = self.faces.remove(&id) else { return };
         match &mut face.link {
-            Link::Udp { channel, remote, .. } => {
-                self.udp_faces.remove(&(*channel, *remote));
+            Link::Udp { channel, remote, ports, .. } => {
+                for key in self.udp_keys(*channel, *remote, *ports) {
+                    if self.udp_faces.get(&key) == Some(&id) {
+                        self.udp_faces.remove(&key);
+                    }
+                }
             }
             Link::Stream(conn) => conn.deregister(self.poll.registry()),
         }

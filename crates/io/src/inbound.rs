@@ -46,7 +46,7 @@ pub(crate) fn classify(wire: Bytes, reassembler: &mut Reassembler, now: Instant)
 
 /// Does this LpPacket carry FragCount > 1? Scans the header fields without decoding
 /// them; anything unparsable is left for the engine's full decoder to reject.
-fn is_fragment(wire: &[u8]) -> bool {
+pub(crate) fn is_fragment(wire: &[u8]) -> bool {
     let mut pos = 0;
     let Ok((LP_PACKET, start, end)) = read_header(wire, &mut pos) else {
         return false;

@@ -6,10 +6,15 @@
 //! pushes it to the kernel with [`Io::flush`]. Nothing here parses more of a packet
 //! than its framing, so the engine stays the only place packets are decoded.
 //!
+//! With [`IoConfig::hash_ports`] the shell also opens Augustus' UDP-port-by-hash
+//! face: one port per forwarding worker, each handed to its worker as a
+//! [`WorkerPort`] so that packets sent to the right port skip the I/O thread.
+//!
 //! UDP datagrams move in batches (`recvmmsg`/`sendmmsg`), stream faces frame TLV
 //! elements out of the byte stream, and every buffer and queue is bounded because
 //! every peer is assumed hostile.
 
+pub mod dispatch_key;
 mod driver;
 mod error;
 mod framing;
@@ -28,6 +33,7 @@ use bytes::Bytes;
 use trajan_wire::MAX_PACKET_SIZE;
 
 pub use driver::{Io, Waker};
+pub use udp::{Datagram, WorkerPort};
 pub use error::IoError;
 pub use uri::NDN_PORT;
 
@@ -142,6 +148,50 @@ pub enum IoEvent {
     Packet { face: FaceId, pkt: Bytes },
 }
 
+/// Augustus' UDP-port-by-hash face (§3.1.2): `count` consecutive ports from
+/// `base`, one per forwarding worker. A cooperating sender sends each packet to
+/// `base + owner(name key, count)` ([`HashPorts::addr_for`]), the port of the worker
+/// that owns the name, so the packet needs no hand-off between threads. All ports
+/// are one UDP channel for face purposes: a peer has one face whichever port it
+/// sends to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HashPorts {
+    /// The first port (port 0: the kernel picks it, and the others follow it).
+    pub base: SocketAddr,
+    /// How many ports: the number of workers.
+    pub count: usize,
+}
+
+impl HashPorts {
+    /// Where a sender sends `pkt` (a bare packet or an LpPacket): the port of the
+    /// worker owning its name; nameless packets go to the first port.
+    pub fn addr_for(&self, pkt: &[u8]) -> SocketAddr {
+        if self.count <= 1 {
+            return self.base;
+        }
+        let index = dispatch_key::owner(dispatch_key::name_key(pkt), self.count.max(1));
+        self.nth(index)
+    }
+
+    /// The address of port `index` (`index < count`).
+    pub fn nth(&self, index: usize) -> SocketAddr {
+        let mut a = self.base;
+        a.set_port(self.base.port().saturating_add(index.min(u16::MAX as usize) as u16));
+        a
+    }
+
+    /// Every address of the face, in port order.
+    pub fn addrs(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        (0..self.count).map(|k| self.nth(k))
+    }
+
+    /// Whether `from` is one of these ports (a client accepts replies only from them).
+    pub fn contains(&self, from: SocketAddr) -> bool {
+        let first = self.base.port() as usize;
+        from.ip() == self.base.ip() && (first..first + self.count).contains(&(from.port() as usize))
+    }
+}
+
 /// Where to listen and how much to buffer.
 #[derive(Clone, Debug)]
 pub struct IoConfig {
@@ -158,6 +208,9 @@ pub struct IoConfig {
     /// Most packets read from one ready socket per [`Io::poll`], so one busy peer
     /// cannot starve the others.
     pub burst: usize,
+    /// The UDP-port-by-hash face, if any. Until [`Io::worker_ports`] hands its
+    /// sockets to the workers, the I/O thread reads them like any UDP listener.
+    pub hash_ports: Option<HashPorts>,
 }
 
 impl Default for IoConfig {
@@ -172,6 +225,7 @@ impl Default for IoConfig {
             udp_idle_timeout: Duration::from_secs(600),
             stream_queue_bytes: 1 << 20,
             burst: 64,
+            hash_ports: None,
         }
     }
 }

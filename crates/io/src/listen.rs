@@ -42,6 +42,39 @@ pub(crate) fn udp(addr: SocketAddr) -> Result<mio::net::UdpSocket, IoError> {
     Ok(mio::net::UdpSocket::from_std(s.into()))
 }
 
+/// Tries to find `count` free consecutive ports when the kernel picks the first.
+const PORT_RANGE_TRIES: usize = 16;
+
+/// Binds the `count` consecutive ports of a UDP-port-by-hash face from `base`.
+/// With port 0 the kernel picks the first port and the others must follow it; a
+/// range that collides with another socket is given up and another tried.
+pub(crate) fn udp_ports(base: SocketAddr, count: usize) -> Result<Vec<mio::net::UdpSocket>, IoError> {
+    let range_error = |source| IoError::Bind { proto: "udp", addr: base, source };
+    if count == 0 || base.port() as usize + count - 1 > u16::MAX as usize {
+        return Err(range_error(io::Error::new(io::ErrorKind::InvalidInput, format!("{count} ports do not fit from this port"))));
+    }
+    let tries = if base.port() == 0 { PORT_RANGE_TRIES } else { 1 };
+    for _ in 0..tries {
+        let first = udp(base)?;
+        let port = first.local_addr().map_err(range_error)?.port();
+        let mut socks = vec![first];
+        for k in 1..count {
+            let Some(p) = port.checked_add(k as u16) else { break };
+            let mut addr = base;
+            addr.set_port(p);
+            match udp(addr) {
+                Ok(s) => socks.push(s),
+                Err(e) if base.port() != 0 => return Err(e),
+                Err(_) => break,
+            }
+        }
+        if socks.len() == count {
+            return Ok(socks);
+        }
+    }
+    Err(range_error(io::Error::new(io::ErrorKind::AddrInUse, format!("found no {count} free consecutive ports"))))
+}
+
 /// Binds a TCP listener. SO_REUSEADDR lets a restarted router rebind while old
 /// connections sit in TIME_WAIT.
 pub(crate) fn tcp(addr: SocketAddr) -> Result<mio::net::TcpListener, IoError> {
@@ -139,6 +172,17 @@ mod tests {
         fs::write(&path, b"keep me").unwrap();
         assert!(matches!(unix(&path), Err(IoError::NotASocket { .. })));
         assert_eq!(fs::read(&path).unwrap(), b"keep me");
+    }
+
+    #[test]
+    fn hash_ports_are_consecutive() {
+        let socks = udp_ports("127.0.0.1:0".parse().unwrap(), 3).unwrap();
+        let ports: Vec<u16> = socks.iter().map(|s| s.local_addr().unwrap().port()).collect();
+        assert_eq!(ports, vec![ports[0], ports[0] + 1, ports[0] + 2]);
+        let taken = socks[1].local_addr().unwrap();
+        assert!(udp_ports(taken, 1).is_err(), "a fixed port in use is an error");
+        assert!(udp_ports("127.0.0.1:65535".parse().unwrap(), 2).is_err(), "past the last port");
+        assert!(udp_ports("127.0.0.1:0".parse().unwrap(), 0).is_err());
     }
 
     #[test]

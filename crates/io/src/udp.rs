@@ -1,6 +1,7 @@
 //! A UDP channel: one listening socket shared by every UDP face of its address
 //! family, read with `recvmmsg` and written with `sendmmsg` so that a burst of
-//! datagrams costs one system call rather than one each.
+//! datagrams costs one system call rather than one each. A [`WorkerPort`] is the
+//! same channel code on a port of the UDP-port-by-hash face, driven by its worker.
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice, IoSliceMut};
@@ -11,6 +12,9 @@ use bytes::Bytes;
 use nix::errno::Errno;
 use nix::sys::socket::{recvmmsg, sendmmsg, MsgFlags, MultiHeaders, SockaddrStorage};
 
+use trajan_wire::tlv::frame_len;
+
+use crate::inbound::is_fragment;
 use crate::{FaceId, MAX_FRAME_SIZE};
 
 /// Receive slot per datagram: one byte more than the largest accepted, so an
@@ -18,12 +22,24 @@ use crate::{FaceId, MAX_FRAME_SIZE};
 const SLOT: usize = MAX_FRAME_SIZE + 1;
 
 /// One received datagram.
-pub(crate) struct Datagram {
+#[derive(Debug)]
+pub struct Datagram {
     pub from: SocketAddr,
     /// The payload, or `None` when it was larger than [`MAX_FRAME_SIZE`].
     pub data: Option<Bytes>,
     /// Bytes the datagram had on the wire (for the face's byte counter).
     pub len: usize,
+}
+
+impl Datagram {
+    /// The packet, when the I/O thread would pass it to the engine unchanged:
+    /// exactly one TLV element and not an NDNLPv2 fragment. Anything else —
+    /// oversized, malformed, a fragment to reassemble — is the I/O thread's to
+    /// count or reassemble ([`crate::Io::hash_datagram`]), so a worker that reads
+    /// its own port forwards only what this returns.
+    pub fn plain(&self) -> Option<&Bytes> {
+        self.data.as_ref().filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())) && !is_fragment(b))
+    }
 }
 
 /// A datagram waiting for the next `sendmmsg`.
@@ -49,6 +65,9 @@ pub(crate) struct UdpChannel {
     pub tx: VecDeque<Outgoing>,
     /// Writable interest is registered because the kernel buffer was full.
     pub blocked: bool,
+    /// A worker reads this socket (a port of the hash face); the I/O thread only
+    /// sends on it, so it registers no readable interest.
+    pub worker_owned: bool,
     rx_buf: Box<[u8]>,
 }
 
@@ -56,7 +75,24 @@ impl UdpChannel {
     /// Wraps a bound socket; `burst` datagrams are read per call.
     pub(crate) fn new(sock: mio::net::UdpSocket, burst: usize) -> io::Result<Self> {
         let local = sock.local_addr()?;
-        Ok(UdpChannel { sock, local, tx: VecDeque::new(), blocked: false, rx_buf: vec![0; burst.max(1) * SLOT].into_boxed_slice() })
+        Ok(UdpChannel {
+            sock,
+            local,
+            tx: VecDeque::new(),
+            blocked: false,
+            worker_owned: false,
+            rx_buf: vec![0; burst.max(1) * SLOT].into_boxed_slice(),
+        })
+    }
+
+    /// What the I/O thread's poller watches on this socket, besides writability
+    /// while blocked.
+    pub(crate) fn interest(&self) -> mio::Interest {
+        if self.worker_owned {
+            mio::Interest::WRITABLE
+        } else {
+            mio::Interest::READABLE
+        }
     }
 
     /// Reads up to one burst with a single `recvmmsg`, copying each datagram out so
@@ -96,6 +132,61 @@ impl UdpChannel {
             Ok(results) => SendResult::Sent(results.count()),
             Err(Errno::EAGAIN) => SendResult::Blocked,
             Err(e) => SendResult::Refused(e.into()),
+        }
+    }
+}
+
+/// One port of the UDP-port-by-hash face ([`crate::HashPorts`]), owned by the
+/// worker it is named for: the worker reads it and sends its own replies on it, so
+/// an exchange sent to the right port never passes through the I/O thread. The
+/// I/O thread keeps a duplicate of the socket for what it sends itself.
+pub struct WorkerPort {
+    chan: UdpChannel,
+}
+
+impl WorkerPort {
+    pub(crate) fn new(chan: UdpChannel) -> WorkerPort {
+        WorkerPort { chan }
+    }
+
+    /// The address this port is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.chan.local
+    }
+
+    /// Watches the port for input on the worker's own poller.
+    pub fn register(&mut self, registry: &mio::Registry, token: mio::Token) -> io::Result<()> {
+        registry.register(&mut self.chan.sock, token, mio::Interest::READABLE)
+    }
+
+    /// Reads up to one burst into `out`; true when the burst was filled (more may
+    /// wait). A receive error is logged and reads as nothing.
+    pub fn recv(&mut self, out: &mut Vec<Datagram>) -> bool {
+        self.chan.recv_batch(out).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, local = %self.chan.local, "UDP receive failed");
+            false
+        })
+    }
+
+    /// Queues `pkt` for `to` (on behalf of `face`) until the next [`flush`](Self::flush).
+    pub fn queue(&mut self, face: FaceId, to: SocketAddr, pkt: Bytes) {
+        self.chan.tx.push_back(Outgoing { face, to, pkt });
+    }
+
+    /// Sends what is queued; `done(face, bytes, sent)` is told the fate of each
+    /// packet. A full socket buffer drops the rest (a worker never waits), as a
+    /// full NIC queue would.
+    pub fn flush(&mut self, mut done: impl FnMut(FaceId, usize, bool)) {
+        while !self.chan.tx.is_empty() {
+            let (sent, failed) = match self.chan.send_batch(64) {
+                SendResult::Sent(0) => (0, self.chan.tx.len()),
+                SendResult::Sent(n) => (n, 0),
+                SendResult::Blocked => (0, self.chan.tx.len()),
+                SendResult::Refused(_) => (0, 1),
+            };
+            for (i, o) in self.chan.tx.drain(..sent + failed).enumerate() {
+                done(o.face, o.pkt.len(), i < sent);
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
-use trajan_io::{FaceId, FaceKind, Io, IoConfig, IoError, IoEvent, Persistency, MAX_FRAME_SIZE};
+use trajan_io::{FaceId, FaceKind, HashPorts, Io, IoConfig, IoError, IoEvent, Persistency, MAX_FRAME_SIZE};
 use trajan_wire::lp::LpHeaders;
 use trajan_wire::tlv::write_tlv;
 use trajan_wire::types::DATA;
@@ -24,6 +24,7 @@ fn config(unix_path: Option<PathBuf>) -> IoConfig {
         udp_idle_timeout: Duration::from_secs(600),
         stream_queue_bytes: 64 << 10,
         burst: 64,
+        hash_ports: None,
     }
 }
 
@@ -277,6 +278,43 @@ fn create_udp_face_sends_from_the_listener_and_upgrades() {
     let upgraded = io.create_face(&uri, Persistency::Permanent).unwrap();
     assert_eq!((upgraded.id, upgraded.persistency), (info.id, Persistency::Permanent));
     assert_eq!(io.faces().count(), 1);
+}
+
+#[test]
+fn a_port_by_hash_neighbour_is_one_face_sent_to_by_name() {
+    let two_ports = || IoConfig { hash_ports: Some(HashPorts { base: "127.0.0.1:0".parse().unwrap(), count: 2 }), ..config(None) };
+    let mut io = Io::new(two_ports()).unwrap();
+    let mut neighbour = Io::new(two_ports()).unwrap();
+    let theirs = neighbour.hash_ports().unwrap();
+    let info = io.create_face_ports(&format!("udp4://{}", theirs.base), Persistency::Permanent, 2).unwrap();
+    assert!(io.create_face_ports(&format!("tcp4://{}", theirs.base), Persistency::Permanent, 2).is_err());
+    assert_eq!(io.hash_peer(info.id), Some(theirs));
+    // Each Interest goes to the neighbour's port its name hashes to.
+    let mut sent = [0usize; 2];
+    for i in 0..40 {
+        let pkt = interest(&format!("/n/obj{i}/seg=0"));
+        sent[usize::from(theirs.addr_for(&pkt) != theirs.base)] += 1;
+        io.send(info.id, pkt);
+    }
+    io.flush();
+    assert!(sent[0] > 0 && sent[1] > 0, "{sent:?}");
+    for (k, port) in neighbour.worker_ports().unwrap().iter_mut().enumerate() {
+        let mut got = Vec::new();
+        for _ in 0..500 {
+            port.recv(&mut got);
+            if got.len() >= sent[k] {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(got.len(), sent[k], "port {k}");
+        // An answer from either of the neighbour's ports belongs to the one face.
+        port.queue(0, got[0].from, element(50, k as u8));
+        port.flush(|_, _, sent| assert!(sent));
+    }
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| packets_from(ev, info.id).len() == 2);
+    assert!(face_ups(&events).is_empty(), "{events:?}");
 }
 
 #[test]

@@ -68,6 +68,9 @@ pub struct WorkersConfig {
     /// CPUs to pin the workers to, one each, overriding the automatic placement;
     /// when set, `count` must be 0 or match its length.
     pub cores: Vec<usize>,
+    /// The UDP-port-by-hash face (Augustus §3.1.2): at most one base address; the
+    /// daemon listens on one port per worker from it, and each worker reads its own.
+    pub udp_ports: Vec<SocketAddr>,
 }
 
 /// Logging.
@@ -95,6 +98,15 @@ pub struct RouteConfig {
     pub face: String,
     #[serde(default)]
     pub cost: u64,
+    /// More than 1: the face is a Trajan neighbour's UDP-port-by-hash face with this
+    /// many ports from the URI's port (its `workers.udp_ports` base and its worker
+    /// count); each Interest goes to the port of the neighbour's worker owning it.
+    #[serde(default = "one")]
+    pub udp_ports: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// A strategy choice.
@@ -139,12 +151,18 @@ impl Config {
             if !(r.face.starts_with("udp4://") || r.face.starts_with("tcp4://") || r.face.starts_with("udp6://") || r.face.starts_with("tcp6://")) {
                 return Err(invalid(&format!("routes[{i}].face"), format!("`{}` is not a udp4://, udp6://, tcp4:// or tcp6:// face URI", r.face)));
             }
+            if r.udp_ports == 0 || (r.udp_ports > 1 && !r.face.starts_with("udp")) {
+                return Err(invalid(&format!("routes[{i}].udp_ports"), "must be 1, or more for a udp4:// or udp6:// face".to_owned()));
+            }
         }
         for (i, s) in self.strategies.iter().enumerate() {
             s.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("strategies[{i}].prefix"), e.to_string()))?;
             if !matches!(s.strategy.as_str(), "best-route" | "multicast") {
                 return Err(invalid(&format!("strategies[{i}].strategy"), format!("unknown strategy `{}` (best-route, multicast)", s.strategy)));
             }
+        }
+        if self.workers.udp_ports.len() > 1 {
+            return Err(invalid("workers.udp_ports", format!("{} base addresses given; one face of per-worker ports is supported", self.workers.udp_ports.len())));
         }
         if !self.workers.cores.is_empty() && self.workers.count != 0 && self.workers.count != self.workers.cores.len() {
             return Err(invalid("workers.cores", format!("{} cores listed for workers.count = {}", self.workers.cores.len(), self.workers.count)));
@@ -201,6 +219,7 @@ struct PartialTables {
 struct PartialWorkers {
     count: Option<usize>,
     cores: Option<Vec<usize>>,
+    udp_ports: Option<Vec<SocketAddr>>,
 }
 
 #[derive(Deserialize)]

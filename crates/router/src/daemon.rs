@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind, INTERNAL_FACE};
-use trajan_io::{FaceInfo, Io, IoConfig, IoEvent, Persistency};
+use trajan_io::{FaceInfo, HashPorts, Io, IoConfig, IoEvent, Persistency};
 use trajan_wire::Name;
 
 use crate::config::Config;
 use crate::mgmt::Management;
 use crate::rib::{Rib, Route, ORIGIN_STATIC};
 use crate::topology::{Placement, Topology};
-use crate::workers::{Change, Workers};
+use crate::workers::{Change, FromWorker, Workers};
 
 /// Longest the loop sleeps in poll, so shutdown requests and timers are noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(100);
@@ -50,20 +50,23 @@ pub struct Daemon {
     events: Vec<IoEvent>,
     burst: Vec<(u32, Bytes)>,
     out: Vec<Outgoing>,
+    back: Vec<FromWorker>,
 }
 
 impl Daemon {
     /// Opens the faces and tables described by `cfg`.
     pub fn new(cfg: &Config) -> Result<Daemon, StartError> {
+        let placement = placement(cfg)?;
         let io_cfg = IoConfig {
             udp_listen: cfg.faces.udp_listen.clone(),
             tcp_listen: cfg.faces.tcp_listen.clone(),
             unix_path: (!cfg.faces.unix_path.as_os_str().is_empty()).then(|| cfg.faces.unix_path.clone()),
             udp_idle_timeout: Duration::from_secs(cfg.faces.udp_idle_timeout_s),
             stream_queue_bytes: cfg.faces.stream_queue_bytes,
+            // One port per worker; with a single worker the I/O thread reads it.
+            hash_ports: cfg.workers.udp_ports.first().map(|&base| HashPorts { base, count: placement.len().max(1) }),
             ..IoConfig::default()
         };
-        let placement = placement(cfg)?;
         let io = Io::new(io_cfg)?;
         let fwd = new_forwarder(cfg, 1, 0);
         let mut d = Daemon {
@@ -76,10 +79,11 @@ impl Daemon {
             events: Vec::with_capacity(256),
             burst: Vec::with_capacity(256),
             out: Vec::with_capacity(256),
+            back: Vec::with_capacity(256),
         };
         for r in &cfg.routes {
             let err = |message: String| StartError::Route { prefix: r.prefix.clone(), face: r.face.clone(), message };
-            let info = d.io.create_face(&r.face, Persistency::Permanent).map_err(|e| err(e.to_string()))?;
+            let info = d.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports).map_err(|e| err(e.to_string()))?;
             d.face_up(&info);
             let prefix: Name = r.prefix.parse().map_err(|e: trajan_wire::WireError| err(e.to_string()))?;
             let route = Route { face: info.id, origin: ORIGIN_STATIC, cost: r.cost, flags: 1, expires_ms: None };
@@ -100,7 +104,16 @@ impl Daemon {
             let wake = Arc::new(move || {
                 let _ = waker.wake();
             });
-            d.workers = Some(Workers::start(fwds, &placement, wake, d.epoch).map_err(|e| StartError::Workers(e.to_string()))?);
+            let ports = d.io.worker_ports()?;
+            d.workers = Some(Workers::start(fwds, &placement, ports, wake, d.epoch).map_err(|e| StartError::Workers(e.to_string()))?);
+            // Faces made for static routes before the workers existed.
+            let peers: Vec<_> = d.io.faces().filter_map(|f| d.io.hash_peer(f.id).map(|r| (f.id, r))).collect();
+            for (face, remote) in peers {
+                d.workers.as_mut().expect("just started").add_peer(face, remote);
+            }
+        }
+        if let Some(h) = d.io.hash_ports() {
+            tracing::info!(base = %h.base, ports = h.count, "UDP port-by-hash face: one port per worker");
         }
         Ok(d)
     }
@@ -116,6 +129,9 @@ impl Daemon {
         self.fwd.add_face(info.id, meta);
         if let Some(w) = &mut self.workers {
             w.broadcast(Change::face(&self.fwd, info.id));
+            if let Some(remote) = self.io.hash_peer(info.id) {
+                w.add_peer(info.id, remote);
+            }
         }
     }
 
@@ -175,7 +191,8 @@ impl Daemon {
     }
 
     /// One iteration with workers: poll, hand packets to their owners, send what
-    /// the workers returned, answer management, expire routes.
+    /// the workers returned, handle the datagrams they handed back, answer
+    /// management, expire routes.
     fn dispatch_once(&mut self) -> std::io::Result<()> {
         let now = self.now_ms();
         let timeout = self.rib.next_deadline().map_or(MAX_POLL, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_POLL));
@@ -185,33 +202,50 @@ impl Daemon {
         let polled = self.io.poll(Some(timeout), &mut events);
         self.workers.as_ref().expect("dispatch mode").awake();
         polled?;
-        for ev in events.drain(..) {
-            if let Some((face, pkt)) = self.face_event(ev) {
-                self.workers.as_mut().expect("dispatch mode").dispatch(face, pkt, now);
-            }
-        }
-        self.events = events;
+        self.dispatch_events(&mut events, now);
         let now = self.now_ms();
         let workers = self.workers.as_mut().expect("dispatch mode");
         workers.notify();
-        self.out.clear();
-        workers.drain(&mut self.out);
-        for o in self.out.drain(..) {
-            if o.face == INTERNAL_FACE {
-                let reply = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io, Some(&mut *workers));
-                if let Some(reply) = reply {
-                    workers.dispatch(INTERNAL_FACE, reply, now);
+        let mut back = std::mem::take(&mut self.back);
+        workers.drain(&mut back);
+        let instant = Instant::now();
+        for b in back.drain(..) {
+            match b {
+                FromWorker::Send(o) if o.face == INTERNAL_FACE => {
+                    let reply = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io, Some(&mut *workers));
+                    if let Some(reply) = reply {
+                        workers.dispatch(INTERNAL_FACE, reply, now);
+                    }
                 }
-            } else {
-                self.io.send(o.face, o.pkt);
+                FromWorker::Send(o) => self.io.send(o.face, o.pkt),
+                FromWorker::Punt { port, datagram } => self.io.hash_datagram(port, datagram, &mut events),
+                FromWorker::Counters(counters) => {
+                    for (face, c) in &counters {
+                        self.io.add_worker_counters(*face, c, instant);
+                    }
+                }
             }
         }
+        self.back = back;
+        // Faces and packets from the datagrams the workers handed back.
+        self.dispatch_events(&mut events, now);
+        self.events = events;
+        let workers = self.workers.as_mut().expect("dispatch mode");
         for prefix in self.rib.expire(&mut self.fwd.fib, now) {
             workers.broadcast(Change::route(&self.fwd, &prefix));
         }
         workers.notify();
         self.io.flush();
         Ok(())
+    }
+
+    /// Applies face events and hands received packets to their workers.
+    fn dispatch_events(&mut self, events: &mut Vec<IoEvent>, now: u64) {
+        for ev in events.drain(..) {
+            if let Some((face, pkt)) = self.face_event(ev) {
+                self.workers.as_mut().expect("dispatch mode").dispatch(face, pkt, now);
+            }
+        }
     }
 
     /// Forgets a face everywhere.

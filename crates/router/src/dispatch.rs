@@ -26,89 +26,19 @@
 //! short-prefix table for every 2-component discovery Interest (`/app/object` +
 //! CanBePrefix to find the version), which are common.
 //!
+//! The key is computed by [`trajan_io::dispatch_key`] (re-exported here), because
+//! the senders of the UDP-port-by-hash face pick their destination port with it.
+//! With that face, the short-prefix case also holds: a worker hands an Interest
+//! with fewer than 2 components back to the I/O thread so that it is noted here,
+//! and while any is remembered, Data read on a worker's port goes through the I/O
+//! thread too.
+//!
 //! Packets with no name (IDLE LpPackets, garbage) go to worker 0, whose engine
 //! counts and drops them exactly as the single-threaded daemon does.
 
 use std::collections::HashMap;
 
-use trajan_wire::tlv::read_header;
-use trajan_wire::types::{DATA, INTEREST, LP_FRAGMENT, LP_PACKET, NAME};
-
-/// Name components hashed to choose a worker (see the module documentation).
-pub const DISPATCH_COMPONENTS: usize = 2;
-
-/// What dispatch reads off a packet's name, without decoding the packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NameKeys {
-    /// True for an Interest (or a Nack, which carries one), false for Data.
-    pub interest: bool,
-    /// How many components were hashed: the name's length, capped at
-    /// [`DISPATCH_COMPONENTS`].
-    pub hashed: usize,
-    /// `prefix[i]`: CRC32C of the name's first `i` components, for `i <= hashed`.
-    /// `prefix[hashed]` is the dispatch key.
-    pub prefix: [u32; DISPATCH_COMPONENTS + 1],
-}
-
-impl NameKeys {
-    /// The dispatch key.
-    pub fn key(&self) -> u32 {
-        self.prefix[self.hashed]
-    }
-}
-
-/// The dispatch hash of a received packet (bare or in an LpPacket): CRC32C of its
-/// name's first [`DISPATCH_COMPONENTS`] components. `None` when there is no name to
-/// read; the caller sends such packets to worker 0.
-pub fn name_key(pkt: &[u8]) -> Option<u32> {
-    name_keys(pkt).map(|k| k.key())
-}
-
-/// The dispatch key of a packet plus the keys of its shorter name prefixes, which
-/// [`ShortPrefixes`] needs to route Data to a short CanBePrefix Interest's worker.
-pub fn name_keys(pkt: &[u8]) -> Option<NameKeys> {
-    let mut pos = 0;
-    let (typ, start, end) = read_header(pkt, &mut pos).ok()?;
-    let (typ, start, end) = if typ == LP_PACKET {
-        let mut p = start;
-        loop {
-            if p >= end {
-                return None;
-            }
-            let (t, s, e) = read_header(&pkt[..end], &mut p).ok()?;
-            if t == LP_FRAGMENT {
-                let mut q = s;
-                break read_header(&pkt[..e], &mut q).ok()?;
-            }
-        }
-    } else {
-        (typ, start, end)
-    };
-    if typ != INTEREST && typ != DATA {
-        return None;
-    }
-    let mut p = start;
-    let (t, name_start, name_end) = read_header(&pkt[..end], &mut p).ok()?;
-    if t != NAME {
-        return None;
-    }
-    let mut keys = NameKeys { interest: typ == INTEREST, hashed: 0, prefix: [0; DISPATCH_COMPONENTS + 1] };
-    let mut q = name_start;
-    while keys.hashed < DISPATCH_COMPONENTS && q < name_end {
-        let from = q;
-        read_header(&pkt[..name_end], &mut q).ok()?;
-        keys.prefix[keys.hashed + 1] = crc32c::crc32c_append(keys.prefix[keys.hashed], &pkt[from..q]);
-        keys.hashed += 1;
-    }
-    Some(keys)
-}
-
-/// The worker of `n` that owns a packet with this key. Multiply-shift rather than
-/// modulo so the high bits of the hash matter too.
-#[inline]
-pub fn owner(key: Option<u32>, n: usize) -> usize {
-    key.map_or(0, |k| ((k as u64 * n as u64) >> 32) as usize)
-}
+pub use trajan_io::dispatch_key::{name_key, name_keys, owner, NameKeys, DISPATCH_COMPONENTS};
 
 /// Most short Interest prefixes remembered at once; beyond it new ones are not
 /// recorded (their CanBePrefix Data may then miss, as with a single key).
@@ -162,46 +92,28 @@ impl ShortPrefixes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
     use trajan_wire::data::DataBuilder;
-    use trajan_wire::lp::{LpHeaders, LpPacket};
-    use trajan_wire::{Interest, NackReason, Name};
+    use trajan_wire::{Interest, Name};
 
-    fn interest(name: &str, can_be_prefix: bool) -> Bytes {
-        let mut i = Interest::new(name.parse().unwrap());
-        i.can_be_prefix = can_be_prefix;
-        i.nonce = Some(7);
-        i.encode()
-    }
-
-    fn data(name: &str) -> Bytes {
-        DataBuilder::new(name.parse::<Name>().unwrap()).build(b"x")
-    }
-
-    #[test]
-    fn exchange_shares_a_key() {
-        let k = name_key(&interest("/video/file", true)).unwrap();
-        assert_eq!(name_key(&data("/video/file/v=3/seg=0")), Some(k), "CanBePrefix Data");
-        assert_eq!(name_key(&data("/video/file")), Some(k));
-        let token = LpHeaders { pit_token: Some(Bytes::from_static(b"tok")), ..Default::default() };
-        assert_eq!(name_key(&LpPacket::wrap(&interest("/video/file/seg=1", false), &token)), Some(k), "in an LpPacket");
-        let nack = LpHeaders { nack: Some(NackReason::NoRoute), ..Default::default() };
-        assert_eq!(name_key(&LpPacket::wrap(&interest("/video/file/seg=1", false), &nack)), Some(k), "Nack");
-        assert_ne!(name_key(&interest("/video/other", false)), Some(k));
-    }
-
-    #[test]
-    fn short_names_hash_what_they_have() {
-        assert_eq!(name_key(&interest("/a", false)), name_key(&data("/a")));
-        assert!(name_key(&interest("/", true)).is_some());
+    /// The keys of a CanBePrefix Interest (or of Data) named `name`.
+    fn keys(name: &str, is_interest: bool) -> NameKeys {
+        let name: Name = name.parse().unwrap();
+        let pkt = if is_interest {
+            let mut i = Interest::new(name);
+            i.can_be_prefix = true;
+            i.encode()
+        } else {
+            DataBuilder::new(name).build(b"x")
+        };
+        name_keys(&pkt).unwrap()
     }
 
     #[test]
     fn data_for_a_short_can_be_prefix_interest_also_reaches_its_worker() {
         let now = 1_000;
         let mut short = ShortPrefixes::default();
-        let i = name_keys(&interest("/video", true)).unwrap();
-        let d = name_keys(&data("/video/file/v=3")).unwrap();
+        let i = keys("/video", true);
+        let d = keys("/video/file/v=3", false);
         let (wi, wd) = (owner(Some(i.key()), 64), owner(Some(d.key()), 64));
         assert_ne!(wi, wd, "test names must land on different workers");
         short.note_interest(&i, wi, now);
@@ -210,36 +122,10 @@ mod tests {
         assert_eq!(extra, vec![wi]);
         // Long Interests are not remembered, and nothing is sent once the entry is stale.
         let mut fresh = ShortPrefixes::default();
-        fresh.note_interest(&name_keys(&interest("/video/file", true)).unwrap(), wi, now);
+        fresh.note_interest(&keys("/video/file", true), wi, now);
         fresh.extra_owners(&d, wd, now, &mut extra);
         assert!(extra.is_empty());
         short.extra_owners(&d, wd, now + SHORT_PREFIX_TTL_MS, &mut extra);
         assert!(extra.is_empty());
-    }
-
-    #[test]
-    fn nameless_and_malformed_packets_have_no_key() {
-        assert_eq!(name_key(&[]), None);
-        assert_eq!(name_key(&[0x64, 0x00]), None, "IDLE LpPacket");
-        assert_eq!(name_key(&[0x05, 0x10, 0x07]), None, "truncated");
-        assert_eq!(name_key(&[0x06, 0x03, 0x15, 0x01, 0x00]), None, "no Name first");
-        let i = interest("/a/b/c", false);
-        for cut in 0..i.len() {
-            let _ = name_key(&i[..cut]);
-        }
-    }
-
-    #[test]
-    fn owners_spread_over_workers() {
-        let mut hits = [0usize; 4];
-        for i in 0..4000 {
-            let key = name_key(&interest(&format!("/app/obj{i}/seg=0"), false));
-            let w = owner(key, 4);
-            assert!(w < 4);
-            hits[w] += 1;
-        }
-        assert!(hits.iter().all(|&h| h > 700), "{hits:?}");
-        assert_eq!(owner(None, 4), 0);
-        assert_eq!(owner(Some(u32::MAX), 1), 0);
     }
 }

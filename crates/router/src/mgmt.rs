@@ -445,14 +445,16 @@ fn cs_info(fwd: &Forwarder, total: &ShardStats) -> CsInfo {
 }
 
 /// `status/workers`, Trajan's own dataset: one text line per worker with its
-/// packets, exchanges and shard sizes, then their sum. Text rather than TLV because
+/// packets (`dispatched`: handed over by the I/O thread; `direct`: read on its own
+/// port of the hash face; `punted`: read there but handed back), exchanges and
+/// shard sizes, then their sum. Text rather than TLV because
 /// it is for people (`trajan status`) and has no NFD counterpart to stay compatible
 /// with; NFD itself answers it with 501, which tools treat as "no workers".
 fn workers_text(shards: &[ShardStats]) -> Vec<u8> {
     let line = |who: &str, s: &ShardStats| {
         let p = &s.counters.packets;
         format!(
-            "{who}: dispatched={} in-interests={} in-data={} in-nacks={} out-interests={} out-data={} satisfied={} unsatisfied={} unsolicited-data={} pit={} cs={} cs-hits={} ring-drops={}\n",
+            "{who}: dispatched={} in-interests={} in-data={} in-nacks={} out-interests={} out-data={} satisfied={} unsatisfied={} unsolicited-data={} pit={} cs={} cs-hits={} ring-drops={} direct={} punted={}\n",
             s.dispatched,
             p.in_interests,
             p.in_data,
@@ -466,6 +468,8 @@ fn workers_text(shards: &[ShardStats]) -> Vec<u8> {
             s.cs_entries,
             s.cs_hits,
             s.in_ring_drops + s.out_ring_drops,
+            s.direct,
+            s.punted,
         )
     };
     let mut text: String = shards

@@ -15,12 +15,24 @@
 //! each reaches it in its ring; nothing is lost or duplicated in between because
 //! packets are never moved between workers.
 //!
+//! With the UDP-port-by-hash face ([`trajan_io::HashPorts`], Augustus' third
+//! option) each worker also owns one UDP port: a cooperating sender sends each
+//! packet to the port of the worker owning its name, and the worker reads it
+//! there and sends its replies from it, with no hand-off at all. A datagram the
+//! worker cannot forward itself — from a peer it has no face for yet, a fragment,
+//! malformed, or for a name another worker owns — goes back to the I/O thread
+//! ([`FromWorker::Punt`]), which treats it as if it had read it and dispatches it
+//! in software: misdirected packets cost a hand-off, never a loss. Workers learn
+//! which remote addresses are faces from the I/O thread in ring order
+//! ([`Workers::add_peer`]), after the face itself.
+//!
 //! Memory is one FIB replica per worker rather than Augustus' one per NUMA node;
 //! the shared left-right FIB (`trajan_tables::FibWriter`) gives one per node once
 //! the engine reads its FIB through a `FibReader`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::SocketAddr;
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -30,10 +42,11 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 use trajan_engine::faces::FaceCounters;
 use trajan_engine::{FaceId, FaceMeta, Forwarder, ForwarderCounters, Outgoing, PacketCounters, StrategyKind};
+use trajan_io::{Datagram, FaceCounters as LinkCounters, HashPorts, WorkerPort};
 use trajan_tables::NextHop;
 use trajan_wire::Name;
 
-use crate::dispatch::{name_key, name_keys, owner, ShortPrefixes};
+use crate::dispatch::{name_key, name_keys, owner, ShortPrefixes, DISPATCH_COMPONENTS, SHORT_PREFIX_TTL_MS};
 use crate::topology::Placement;
 
 /// Packets (and control messages) a worker's inbound ring holds; beyond it the I/O
@@ -47,6 +60,12 @@ const BURST: usize = 64;
 const MAX_PARK: Duration = Duration::from_millis(100);
 /// How long management waits for a worker's answer before reporting without it.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often (ms) a worker reports the link counters of the faces it served on its
+/// own port; the I/O thread also takes them as activity for the idle timeout.
+const COUNTER_REPORT_MS: u64 = 1000;
+/// Poll tokens of a worker's own poller.
+const WAKE: mio::Token = mio::Token(0);
+const PORT: mio::Token = mio::Token(1);
 
 /// A change to the tables every worker replicates, made by management or by faces
 /// coming and going. Applying it is idempotent: it states the result, not a delta.
@@ -126,6 +145,11 @@ pub struct ShardStats {
     pub in_ring_drops: u64,
     /// Packets this worker dropped because its outbound ring was full.
     pub out_ring_drops: u64,
+    /// Packets the worker read on its own UDP port and forwarded without hand-off.
+    pub direct: u64,
+    /// Datagrams from its port it handed back to the I/O thread (new peer, another
+    /// worker's name, fragment, malformed).
+    pub punted: u64,
     /// Where the worker runs, when pinned.
     pub placement: Option<Placement>,
 }
@@ -163,6 +187,8 @@ impl ShardStats {
             t.dispatched += s.dispatched;
             t.in_ring_drops += s.in_ring_drops;
             t.out_ring_drops += s.out_ring_drops;
+            t.direct += s.direct;
+            t.punted += s.punted;
         }
         t
     }
@@ -198,8 +224,24 @@ enum Msg {
     Control(Box<Control>),
 }
 
+/// What a worker hands back to the I/O thread on its outbound ring.
+#[derive(Debug)]
+pub enum FromWorker {
+    /// A packet for a face the worker does not send on itself.
+    Send(Outgoing),
+    /// A datagram from port `port` (the worker's index) for the I/O thread to
+    /// handle as if it had read it ([`trajan_io::Io::hash_datagram`]) and dispatch.
+    Punt { port: usize, datagram: Datagram },
+    /// Link counters of the faces the worker served on its port since its last
+    /// report, for the I/O layer's face counters and idle timeout.
+    Counters(Vec<(FaceId, LinkCounters)>),
+}
+
 enum Control {
     Apply(Change),
+    /// The face's remote ports ([`trajan_io::Io::hash_peer`]): the worker forwards
+    /// what it reads from them and sends to the face directly.
+    Peer(FaceId, HashPorts),
     Stats(mpsc::SyncSender<ShardStats>),
     CsErase(Name, usize, mpsc::SyncSender<usize>),
     Stop,
@@ -208,8 +250,9 @@ enum Control {
 /// The I/O thread's end of one worker.
 struct Link {
     to: rtrb::Producer<Msg>,
-    from: rtrb::Consumer<Outgoing>,
+    from: rtrb::Consumer<FromWorker>,
     thread: Option<JoinHandle<()>>,
+    wake: Arc<Wake>,
     placement: Option<Placement>,
     dispatched: u64,
     in_ring_drops: u64,
@@ -220,6 +263,24 @@ struct Link {
 /// Wakes the I/O thread when a worker has output for it.
 pub type WakeIo = Arc<dyn Fn() + Send + Sync>;
 
+/// Wakes a worker sleeping in its poller (which also watches its UDP port).
+struct Wake {
+    waker: mio::Waker,
+    sleeping: AtomicBool,
+}
+
+impl Wake {
+    /// Wakes the worker if it is asleep or about to be. The fence pairs with the
+    /// worker's between announcing sleep and checking its ring, so either the
+    /// worker sees the new message or this sees it sleeping.
+    fn wake(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleeping.swap(false, Ordering::SeqCst) {
+            let _ = self.waker.wake();
+        }
+    }
+}
+
 /// The I/O thread's handle on the running workers.
 pub struct Workers {
     links: Vec<Link>,
@@ -227,21 +288,54 @@ pub struct Workers {
     short: ShortPrefixes,
     /// Scratch for [`ShortPrefixes::extra_owners`], reused per packet.
     extra: Vec<usize>,
+    /// Until when (daemon ms) workers hand Data from their ports to the I/O
+    /// thread, because a short CanBePrefix Interest may be waiting for it on
+    /// another worker (see [`ShortPrefixes`]); 0 while none was seen.
+    short_until: Arc<AtomicU64>,
+    /// Whether the workers own UDP ports (so they need to know the peers).
+    ports: bool,
 }
 
 impl Workers {
     /// Starts one worker per forwarder, pinned where `placement` says (unpinned when
-    /// it is shorter, as in tests). `wake_io` is called when a worker queued output
-    /// while the I/O thread was about to sleep; `epoch` is the engine's clock origin.
-    pub fn start(fwds: Vec<Forwarder>, placement: &[Placement], wake_io: WakeIo, epoch: Instant) -> std::io::Result<Workers> {
+    /// it is shorter, as in tests), each with its port of the hash face when
+    /// `ports` has one per forwarder (else none has a port). `wake_io` is called
+    /// when a worker queued output while the I/O thread was about to sleep;
+    /// `epoch` is the engine's clock origin.
+    pub fn start(fwds: Vec<Forwarder>, placement: &[Placement], ports: Vec<WorkerPort>, wake_io: WakeIo, epoch: Instant) -> std::io::Result<Workers> {
         let io_sleeping = Arc::new(AtomicBool::new(false));
-        let mut links = Vec::with_capacity(fwds.len());
+        let short_until = Arc::new(AtomicU64::new(0));
+        let count = fwds.len();
+        let with_ports = ports.len() == count;
+        let mut ports = ports.into_iter();
+        let mut links = Vec::with_capacity(count);
         for (i, fwd) in fwds.into_iter().enumerate() {
             let (to, rx) = rtrb::RingBuffer::new(IN_RING);
             let (tx, from) = rtrb::RingBuffer::new(OUT_RING);
             let place = placement.get(i).cloned();
             let cpu = place.as_ref().map(|p| p.cpu.id);
-            let worker = Worker { fwd, rx, tx, io_sleeping: io_sleeping.clone(), wake_io: wake_io.clone(), epoch, out_ring_drops: 0 };
+            let poll = mio::Poll::new()?;
+            let wake = Arc::new(Wake { waker: mio::Waker::new(poll.registry(), WAKE)?, sleeping: AtomicBool::new(false) });
+            let port = match ports.next().filter(|_| with_ports) {
+                Some(mut sock) => {
+                    tracing::info!(worker = i, port = %sock.local_addr(), "worker reads its own UDP port");
+                    sock.register(poll.registry(), PORT)?;
+                    Some(Port::new(sock, i, count, short_until.clone()))
+                }
+                None => None,
+            };
+            let worker = Worker {
+                fwd,
+                rx,
+                tx,
+                io_sleeping: io_sleeping.clone(),
+                wake_io: wake_io.clone(),
+                epoch,
+                out_ring_drops: 0,
+                poll,
+                wake: wake.clone(),
+                port,
+            };
             let thread = std::thread::Builder::new().name(format!("trajan-worker-{i}")).spawn(move || {
                 if let Some(cpu) = cpu {
                     if !core_affinity::set_for_current(core_affinity::CoreId { id: cpu }) {
@@ -250,9 +344,9 @@ impl Workers {
                 }
                 worker.run();
             })?;
-            links.push(Link { to, from, thread: Some(thread), placement: place, dispatched: 0, in_ring_drops: 0, pending: false });
+            links.push(Link { to, from, thread: Some(thread), wake, placement: place, dispatched: 0, in_ring_drops: 0, pending: false });
         }
-        Ok(Workers { links, io_sleeping, short: ShortPrefixes::default(), extra: Vec::new() })
+        Ok(Workers { links, io_sleeping, short: ShortPrefixes::default(), extra: Vec::new(), short_until, ports: with_ports })
     }
 
     /// Number of workers.
@@ -284,6 +378,9 @@ impl Workers {
         let w = owner(keys.map(|k| k.key()), self.links.len());
         if let (Some(keys), true) = (keys, self.links.len() > 1) {
             self.short.note_interest(&keys, w, now_ms);
+            if keys.interest && keys.hashed < DISPATCH_COMPONENTS && self.ports {
+                self.short_until.store(now_ms + SHORT_PREFIX_TTL_MS, Ordering::SeqCst);
+            }
             let mut extra = std::mem::take(&mut self.extra);
             self.short.extra_owners(&keys, w, now_ms, &mut extra);
             for &x in &extra {
@@ -309,9 +406,7 @@ impl Workers {
     pub fn notify(&mut self) {
         for l in &mut self.links {
             if std::mem::take(&mut l.pending) {
-                if let Some(t) = &l.thread {
-                    t.thread().unpark();
-                }
+                l.wake.wake();
             }
         }
     }
@@ -326,9 +421,7 @@ impl Workers {
                 Ok(()) => break,
                 Err(rtrb::PushError::Full(m)) => {
                     msg = m;
-                    if let Some(t) = &link.thread {
-                        t.thread().unpark();
-                    }
+                    link.wake.wake();
                     std::thread::yield_now();
                 }
             }
@@ -340,6 +433,20 @@ impl Workers {
     pub fn broadcast(&mut self, change: Change) {
         for w in 0..self.links.len() {
             self.control(w, Control::Apply(change.clone()));
+        }
+        self.notify();
+    }
+
+    /// Tells the workers that `face` is the peer at `remote` — one port of a
+    /// client, or a neighbour's port-by-hash face — (call after the face's
+    /// [`Change::Face`]); nothing without worker ports. A face that goes away is
+    /// forgotten with its `Change::Face(id, None)`.
+    pub fn add_peer(&mut self, face: FaceId, remote: HashPorts) {
+        if !self.ports {
+            return;
+        }
+        for w in 0..self.links.len() {
+            self.control(w, Control::Peer(face, remote));
         }
         self.notify();
     }
@@ -381,8 +488,9 @@ impl Workers {
         rxs.into_iter().map(|rx| rx.recv_timeout(QUERY_TIMEOUT).unwrap_or(0)).sum()
     }
 
-    /// Moves every packet the workers want sent into `out`.
-    pub fn drain(&mut self, out: &mut Vec<Outgoing>) {
+    /// Moves everything the workers handed back (packets to send, datagrams to
+    /// handle, counters) into `out`.
+    pub fn drain(&mut self, out: &mut Vec<FromWorker>) {
         for l in &mut self.links {
             while let Ok(o) = l.from.pop() {
                 out.push(o);
@@ -426,11 +534,81 @@ impl Drop for Workers {
 struct Worker {
     fwd: Forwarder,
     rx: rtrb::Consumer<Msg>,
-    tx: rtrb::Producer<Outgoing>,
+    tx: rtrb::Producer<FromWorker>,
     io_sleeping: Arc<AtomicBool>,
     wake_io: WakeIo,
     epoch: Instant,
     out_ring_drops: u64,
+    /// Sleeps here: woken by the I/O thread ([`Wake`]) or by input on the port.
+    poll: mio::Poll,
+    wake: Arc<Wake>,
+    port: Option<Port>,
+}
+
+/// A worker's port of the hash face, and what it knows to use it.
+struct Port {
+    sock: WorkerPort,
+    /// This worker's index and the number of workers: the port's owner test.
+    index: usize,
+    count: usize,
+    /// Faces on the hash face by remote address, and back with whether the
+    /// worker sends to the face itself: a neighbour's port-by-hash face at once,
+    /// a one-port peer once it has sent to this port — a peer unaware of
+    /// port-by-hash must hear back from the port it uses, which the I/O thread
+    /// sends from.
+    peers: HashMap<SocketAddr, FaceId>,
+    remotes: HashMap<FaceId, (HashPorts, bool)>,
+    /// Link counters since the last report, and when the next is due.
+    counters: HashMap<FaceId, LinkCounters>,
+    next_report_ms: u64,
+    short_until: Arc<AtomicU64>,
+    datagrams: Vec<Datagram>,
+    direct: u64,
+    punted: u64,
+}
+
+impl Port {
+    fn new(sock: WorkerPort, index: usize, count: usize, short_until: Arc<AtomicU64>) -> Port {
+        Port {
+            sock,
+            index,
+            count,
+            peers: HashMap::new(),
+            remotes: HashMap::new(),
+            counters: HashMap::new(),
+            next_report_ms: 0,
+            short_until,
+            datagrams: Vec::new(),
+            direct: 0,
+            punted: 0,
+        }
+    }
+
+    /// The face and packet, when this worker may forward the datagram itself: a
+    /// plain packet from a known peer whose name this worker owns. An Interest
+    /// must have a full dispatch key (a short one is for the I/O thread to note),
+    /// and Data waits for no short CanBePrefix Interest on another worker.
+    fn direct(&mut self, d: &Datagram, now_ms: u64) -> Option<(FaceId, Bytes)> {
+        let face = *self.peers.get(&d.from)?;
+        if let Some((_, seen)) = self.remotes.get_mut(&face) {
+            *seen = true;
+        }
+        let pkt = d.plain()?;
+        let keys = name_keys(pkt)?;
+        let complete = if keys.interest { keys.hashed == DISPATCH_COMPONENTS } else { now_ms >= self.short_until.load(Ordering::SeqCst) };
+        (complete && owner(Some(keys.key()), self.count) == self.index).then(|| (face, pkt.clone()))
+    }
+
+    fn forget(&mut self, face: FaceId) {
+        if let Some((remote, _)) = self.remotes.remove(&face) {
+            for a in remote.addrs() {
+                if self.peers.get(&a) == Some(&face) {
+                    self.peers.remove(&a);
+                }
+            }
+        }
+        self.counters.remove(&face);
+    }
 }
 
 impl Worker {
@@ -439,8 +617,9 @@ impl Worker {
     }
 
     fn run(mut self) {
-        let mut burst: Vec<(FaceId, Bytes)> = Vec::with_capacity(BURST);
+        let mut burst: Vec<(FaceId, Bytes)> = Vec::with_capacity(2 * BURST);
         let mut out: Vec<Outgoing> = Vec::with_capacity(4 * BURST);
+        let mut events = mio::Events::with_capacity(4);
         loop {
             let mut busy = false;
             while burst.len() < BURST {
@@ -457,17 +636,83 @@ impl Worker {
                     }
                 }
             }
+            busy |= self.receive(&mut burst);
             self.forward(&mut burst, &mut out);
             let now = self.now_ms();
             self.fwd.tick(now);
+            self.report(now);
             if !busy {
                 let wait = self.fwd.next_deadline().map_or(MAX_PARK, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_PARK));
-                std::thread::park_timeout(wait);
+                self.wake.sleeping.store(true, Ordering::SeqCst);
+                fence(Ordering::SeqCst);
+                if self.rx.is_empty() {
+                    // EINTR and poll errors only end the wait early.
+                    let _ = self.poll.poll(&mut events, Some(wait));
+                }
+                self.wake.sleeping.store(false, Ordering::SeqCst);
             }
         }
     }
 
-    /// Runs a burst through the engine and queues its output for the I/O thread.
+    /// Reads a burst from the worker's port: what it owns joins `burst`, the rest
+    /// goes back to the I/O thread. True when the burst was full, so more may wait;
+    /// otherwise the socket was read dry and its poller reports the next datagram
+    /// (edge-triggered), so the worker may sleep without another read.
+    fn receive(&mut self, burst: &mut Vec<(FaceId, Bytes)>) -> bool {
+        let now = self.now_ms();
+        let Some(port) = &mut self.port else { return false };
+        let mut datagrams = std::mem::take(&mut port.datagrams);
+        let more = port.sock.recv(&mut datagrams);
+        let mut queued = false;
+        for d in datagrams.drain(..) {
+            match port.direct(&d, now) {
+                Some((face, pkt)) => {
+                    let c = port.counters.entry(face).or_default();
+                    c.in_packets += 1;
+                    c.in_bytes += d.len as u64;
+                    port.direct += 1;
+                    burst.push((face, pkt));
+                }
+                None => {
+                    port.punted += 1;
+                    match self.tx.push(FromWorker::Punt { port: port.index, datagram: d }) {
+                        Ok(()) => queued = true,
+                        Err(_) => self.out_ring_drops += 1,
+                    }
+                }
+            }
+        }
+        port.datagrams = datagrams;
+        if queued {
+            self.wake_io();
+        }
+        more
+    }
+
+    /// Hands the port's link counters to the I/O thread, at most once per
+    /// [`COUNTER_REPORT_MS`]; kept for the next report while the ring is full.
+    fn report(&mut self, now: u64) {
+        let Some(port) = &mut self.port else { return };
+        if now < port.next_report_ms || port.counters.is_empty() {
+            return;
+        }
+        port.next_report_ms = now + COUNTER_REPORT_MS;
+        let counters = port.counters.drain().collect();
+        match self.tx.push(FromWorker::Counters(counters)) {
+            Ok(()) => self.wake_io(),
+            Err(rtrb::PushError::Full(FromWorker::Counters(c))) => port.counters.extend(c),
+            Err(_) => {}
+        }
+    }
+
+    fn wake_io(&self) {
+        if self.io_sleeping.swap(false, Ordering::SeqCst) {
+            (self.wake_io)();
+        }
+    }
+
+    /// Runs a burst through the engine, sends what goes to peers on its port, and
+    /// queues the rest for the I/O thread.
     fn forward(&mut self, burst: &mut Vec<(FaceId, Bytes)>, out: &mut Vec<Outgoing>) {
         if burst.is_empty() {
             return;
@@ -477,22 +722,55 @@ impl Worker {
         burst.clear();
         let mut queued = false;
         for o in out.drain(..) {
-            match self.tx.push(o) {
+            if let Some(port) = &mut self.port {
+                if let Some(&(to, true)) = port.remotes.get(&o.face) {
+                    port.sock.queue(o.face, to.addr_for(&o.pkt), o.pkt);
+                    continue;
+                }
+            }
+            match self.tx.push(FromWorker::Send(o)) {
                 Ok(()) => queued = true,
                 Err(_) => self.out_ring_drops += 1,
             }
         }
-        if queued && self.io_sleeping.swap(false, Ordering::SeqCst) {
-            (self.wake_io)();
+        if let Some(port) = &mut self.port {
+            let counters = &mut port.counters;
+            port.sock.flush(|face, bytes, sent| {
+                let c = counters.entry(face).or_default();
+                if sent {
+                    c.out_packets += 1;
+                    c.out_bytes += bytes as u64;
+                } else {
+                    c.dropped_out += 1;
+                }
+            });
+        }
+        if queued {
+            self.wake_io();
         }
     }
 
     /// Handles one control message; false on Stop.
     fn control(&mut self, c: Control) -> bool {
         match c {
-            Control::Apply(change) => change.apply(&mut self.fwd),
+            Control::Apply(change) => {
+                if let (Change::Face(id, None), Some(port)) = (&change, &mut self.port) {
+                    port.forget(*id);
+                }
+                change.apply(&mut self.fwd)
+            }
+            Control::Peer(face, remote) => {
+                if let Some(port) = &mut self.port {
+                    port.forget(face);
+                    for a in remote.addrs() {
+                        port.peers.insert(a, face);
+                    }
+                    port.remotes.insert(face, (remote, remote.count > 1));
+                }
+            }
             Control::Stats(reply) => {
-                let s = ShardStats { out_ring_drops: self.out_ring_drops, ..ShardStats::of(&self.fwd) };
+                let (direct, punted) = self.port.as_ref().map_or((0, 0), |p| (p.direct, p.punted));
+                let s = ShardStats { out_ring_drops: self.out_ring_drops, direct, punted, ..ShardStats::of(&self.fwd) };
                 let _ = reply.try_send(s);
             }
             Control::CsErase(prefix, limit, reply) => {
@@ -519,8 +797,9 @@ mod tests {
         Change::Route(prefix.parse().unwrap(), [NextHop { face, cost: 0 }].into_iter().collect())
     }
 
-    fn start(n: usize) -> Workers {
-        let fwds = (0..n)
+    /// `n` forwarders that know the test faces, with `/` routed to `UP`.
+    fn forwarders(n: usize) -> Vec<Forwarder> {
+        (0..n)
             .map(|_| {
                 let mut f = Forwarder::new(&EngineConfig::default(), 0);
                 for id in [DOWN, UP, UP2] {
@@ -529,8 +808,11 @@ mod tests {
                 route("/", UP).apply(&mut f);
                 f
             })
-            .collect();
-        Workers::start(fwds, &[], Arc::new(|| {}), Instant::now()).unwrap()
+            .collect()
+    }
+
+    fn start(n: usize) -> Workers {
+        Workers::start(forwarders(n), &[], Vec::new(), Arc::new(|| {}), Instant::now()).unwrap()
     }
 
     fn interest(name: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
@@ -543,10 +825,26 @@ mod tests {
     /// Everything the workers sent once every one of them has processed its ring:
     /// `stats` is a barrier, since each worker answers it after the packets before it.
     fn settle(w: &mut Workers) -> (Vec<Outgoing>, Vec<ShardStats>) {
-        let stats = w.stats();
-        let mut out = Vec::new();
-        w.drain(&mut out);
+        let (out, punted, stats) = settle_ports(w);
+        assert!(punted.is_empty(), "workers without ports handed back datagrams");
         (out, stats)
+    }
+
+    /// [`settle`] for workers with ports: also the datagrams handed back, as
+    /// (port, datagram).
+    fn settle_ports(w: &mut Workers) -> (Vec<Outgoing>, Vec<(usize, Datagram)>, Vec<ShardStats>) {
+        let stats = w.stats();
+        let mut back = Vec::new();
+        w.drain(&mut back);
+        let (mut out, mut punted) = (Vec::new(), Vec::new());
+        for b in back {
+            match b {
+                FromWorker::Send(o) => out.push(o),
+                FromWorker::Punt { port, datagram } => punted.push((port, datagram)),
+                FromWorker::Counters(_) => {}
+            }
+        }
+        (out, punted, stats)
     }
 
     fn names(out: &[Outgoing], face: FaceId) -> Vec<Name> {
@@ -640,6 +938,155 @@ mod tests {
         assert!(!names(&out, UP2).is_empty() && !names(&out, UP).is_empty());
         let total = ShardStats::sum(&stats);
         assert_eq!((total.counters.no_route, total.in_ring_drops, total.out_ring_drops), (0, 0, 0));
+    }
+
+    /// Workers with ports of a hash face on loopback, the face `DOWN` being the
+    /// test's socket; returns the workers, the socket and the ports.
+    fn start_with_ports(n: usize) -> (Workers, std::net::UdpSocket, trajan_io::HashPorts, trajan_io::Io) {
+        let hash = trajan_io::HashPorts { base: "127.0.0.1:0".parse().unwrap(), count: n };
+        let cfg = trajan_io::IoConfig { udp_listen: vec![], tcp_listen: vec![], unix_path: None, hash_ports: Some(hash), ..Default::default() };
+        let mut io = trajan_io::Io::new(cfg).unwrap();
+        let ports = io.worker_ports().unwrap();
+        let hash = io.hash_ports().unwrap();
+        let mut w = Workers::start(forwarders(n), &[], ports, Arc::new(|| {}), Instant::now()).unwrap();
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        w.add_peer(DOWN, trajan_io::HashPorts { base: sock.local_addr().unwrap(), count: 1 });
+        (w, sock, hash, io)
+    }
+
+    /// What workers with ports handed back so far, and how many datagrams were
+    /// sent to their ports.
+    #[derive(Default)]
+    struct Seen {
+        out: Vec<Outgoing>,
+        punted: Vec<(usize, Datagram)>,
+        stats: Vec<ShardStats>,
+        sent: u64,
+    }
+
+    impl Seen {
+        /// Sends datagrams from `from`, letting the workers read every 32 so that a
+        /// small socket buffer drops none, then settles.
+        fn send(&mut self, w: &mut Workers, from: &std::net::UdpSocket, datagrams: impl IntoIterator<Item = (Bytes, SocketAddr)>) {
+            for (pkt, to) in datagrams {
+                from.send_to(&pkt, to).unwrap();
+                self.sent += 1;
+                if self.sent.is_multiple_of(32) {
+                    self.settle(w);
+                }
+            }
+            self.settle(w);
+        }
+
+        /// Waits (bounded) until the workers have read every datagram sent, gathering
+        /// what they handed back; the callers assert on it.
+        fn settle(&mut self, w: &mut Workers) {
+            for _ in 0..1000 {
+                let (out, punted, stats) = settle_ports(w);
+                self.out.extend(out);
+                self.punted.extend(punted);
+                let total = ShardStats::sum(&stats);
+                self.stats = stats;
+                if total.direct + total.punted >= self.sent {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            panic!("the workers did not read {} datagrams", self.sent);
+        }
+    }
+
+    #[test]
+    fn port_by_hash_exchanges_need_no_hand_off() {
+        let (mut w, sock, hash, _io) = start_with_ports(2);
+        let n = 200u32;
+        let mut port_of = HashMap::new();
+        let mut seen = Seen::default();
+        let pkts: Vec<_> = (0..n)
+            .map(|i| {
+                let name = format!("/app/obj{i}/seg=0");
+                let pkt = interest(&name, i, false);
+                let to = hash.addr_for(&pkt);
+                port_of.insert(name, to);
+                (pkt, to)
+            })
+            .collect();
+        seen.send(&mut w, &sock, pkts);
+        assert!(seen.punted.is_empty(), "{} datagrams handed back", seen.punted.len());
+        assert_eq!(names(&seen.out, UP).len(), n as usize, "every Interest forwarded once");
+        for (i, s) in seen.stats.iter().enumerate() {
+            assert!(s.direct > 0, "worker {i} read nothing: the port hash does not spread");
+            assert_eq!(s.dispatched, 0, "worker {i} was handed packets");
+        }
+        // The Data goes back to the consumer from its worker's port, the one the
+        // Interest was sent to.
+        for i in 0..n {
+            w.dispatch(UP, DataBuilder::new(format!("/app/obj{i}/seg=0").parse().unwrap()).build(b"x"), 0);
+        }
+        w.notify();
+        let mut buf = vec![0; 9000];
+        for _ in 0..n {
+            let (len, from) = sock.recv_from(&mut buf).unwrap();
+            let lp = trajan_wire::lp::LpPacket::decode(&Bytes::copy_from_slice(&buf[..len])).unwrap();
+            let data = Data::decode(&lp.fragment.unwrap()).unwrap();
+            assert_eq!(port_of.remove(&data.name.to_string()), Some(from), "{} from the wrong port", data.name);
+        }
+        assert!(port_of.is_empty());
+        let total = ShardStats::sum(&w.stats());
+        assert_eq!((total.counters.satisfied_interests, total.counters.unsolicited_data), (n as u64, 0));
+    }
+
+    #[test]
+    fn wrong_port_short_and_unknown_peer_datagrams_go_back_to_the_io_thread() {
+        let (mut w, sock, hash, _io) = start_with_ports(2);
+        let mut seen = Seen::default();
+        // Every packet to port 0: those owned by worker 1 come back, once each.
+        let pkts: Vec<_> = (0..100u32).map(|i| (interest(&format!("/app/obj{i}/seg=0"), i, false), hash.nth(0))).collect();
+        let misdirected = pkts.iter().filter(|(p, _)| hash.addr_for(p) != hash.nth(0)).count();
+        seen.send(&mut w, &sock, pkts);
+        // A short Interest (the I/O thread must note it), garbage, and a stranger.
+        seen.send(&mut w, &sock, [(interest("/top", 900, true), hash.nth(1)), (Bytes::from_static(&[0x05, 0x10, 0x07]), hash.nth(1))]);
+        let stranger = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let pkt = interest("/app/x/seg=0", 901, false);
+        let to = hash.addr_for(&pkt);
+        seen.send(&mut w, &stranger, [(pkt, to)]);
+        assert_eq!(seen.punted.len(), misdirected + 3, "misdirected, short, garbage and stranger come back");
+        assert!(seen.punted.iter().all(|(port, d)| *port < 2 && d.data.is_some()));
+        assert!(seen.punted.iter().any(|(_, d)| d.from == stranger.local_addr().unwrap()));
+        assert_eq!(names(&seen.out, UP).len(), 100 - misdirected, "the rest was forwarded where it arrived");
+        let total = ShardStats::sum(&seen.stats);
+        assert_eq!((total.direct, total.punted), (100 - misdirected as u64, misdirected as u64 + 3));
+    }
+
+    #[test]
+    fn route_updates_while_workers_read_their_ports_lose_and_duplicate_nothing() {
+        let (mut w, sock, hash, _io) = start_with_ports(2);
+        let mut seen = Seen::default();
+        let n = 1000u32;
+        for chunk in (0..n).collect::<Vec<_>>().chunks(50) {
+            let first = chunk[0];
+            // Move /r between two upstreams, and churn unrelated routes.
+            w.broadcast(route("/r", if first % 100 == 0 { UP2 } else { UP }));
+            w.broadcast(route(&format!("/other{first}"), UP2));
+            w.broadcast(Change::Route(format!("/other{first}").parse().unwrap(), SmallVec::new()));
+            let pkts = chunk.iter().map(|&i| {
+                let pkt = interest(&format!("/r/x{i}/seg=0"), i, false);
+                let to = hash.addr_for(&pkt);
+                (pkt, to)
+            });
+            seen.send(&mut w, &sock, pkts);
+        }
+        let mut up: Vec<Name> = names(&seen.out, UP).into_iter().chain(names(&seen.out, UP2)).collect();
+        up.sort_by_key(|n| n.to_string());
+        let before = up.len();
+        up.dedup();
+        assert_eq!(before, up.len(), "an Interest was forwarded twice");
+        assert_eq!(up.len(), n as usize, "an Interest was lost");
+        assert!(!names(&seen.out, UP2).is_empty() && !names(&seen.out, UP).is_empty());
+        let total = ShardStats::sum(&seen.stats);
+        assert_eq!((total.counters.no_route, total.in_ring_drops, total.out_ring_drops, total.punted), (0, 0, 0, 0));
+        assert_eq!(total.direct, n as u64);
     }
 
     #[test]

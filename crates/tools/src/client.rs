@@ -22,6 +22,7 @@ use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, LpPacket, Name, NackReason, MAX_PACKET_SIZE};
 
 use trajan_io::reassembly::Reassembler;
+use trajan_io::HashPorts;
 use crate::transport::{resolve_transport, Transport};
 
 /// The largest stream frame accepted: a maximum-size packet plus room for the
@@ -51,6 +52,12 @@ pub struct ClientArgs {
     /// [default: $NDN_CLIENT_TRANSPORT, then transport= in ~/.ndn/client.conf, then unix:///run/nfd/nfd.sock]
     #[arg(long, global = true)]
     pub transport: Option<String>,
+    /// With a udp:// transport to a Trajan UDP-port-by-hash face (`trajan run
+    /// --udp-ports`): the number of its ports (the router's workers), counted from the
+    /// transport's port. Each packet is sent to the port its name hashes to, so it
+    /// reaches the worker owning the name without a hand-off between threads.
+    #[arg(long, global = true, value_name = "N")]
+    pub udp_ports: Option<usize>,
 }
 
 /// A network-layer packet received from the forwarder.
@@ -78,7 +85,9 @@ pub enum Reply {
 enum Link {
     Unix(UnixStream),
     Tcp(TcpStream),
-    Udp(UdpSocket),
+    /// With the ports of a hash face the socket is not connected: it sends to the
+    /// port of each packet's name and accepts replies from any of the ports.
+    Udp(UdpSocket, Option<HashPorts>),
 }
 
 /// A connection to a forwarder.
@@ -116,7 +125,16 @@ pub fn data_matches(interest: &Interest, data: &Data) -> bool {
 impl Client {
     /// Connects to `transport`.
     pub fn connect(transport: &Transport) -> anyhow::Result<Client> {
+        Client::connect_ports(transport, 1)
+    }
+
+    /// Connects to `transport`; with `udp_ports` > 1 it is the first of a Trajan
+    /// UDP-port-by-hash face's ports (see [`ClientArgs::udp_ports`]).
+    pub fn connect_ports(transport: &Transport, udp_ports: usize) -> anyhow::Result<Client> {
         let ctx = || format!("cannot connect to the forwarder at {transport}");
+        if udp_ports > 1 && !matches!(transport, Transport::Udp(_)) {
+            bail!("--udp-ports needs a udp:// transport, not {transport}");
+        }
         let (link, local) = match transport {
             Transport::Unix(path) => (Link::Unix(UnixStream::connect(path).with_context(ctx)?), true),
             Transport::Tcp(addr) => {
@@ -134,12 +152,15 @@ impl Client {
                     (false, false) => "[::]:0",
                 };
                 let s = UdpSocket::bind(bind).with_context(ctx)?;
-                s.connect(peer).with_context(ctx)?;
+                let hash = (udp_ports > 1).then_some(HashPorts { base: peer, count: udp_ports });
+                if hash.is_none() {
+                    s.connect(peer).with_context(ctx)?;
+                }
                 // A window of large Data arrives as bursts of fragments; the default
                 // buffer (about 200 KiB) overflows and costs a retransmission timeout.
                 // The kernel caps the request at net.core.rmem_max, which is fine.
                 let _ = socket2::SockRef::from(&s).set_recv_buffer_size(UDP_RECV_BUFFER);
-                (Link::Udp(s), peer.ip().is_loopback())
+                (Link::Udp(s, hash), peer.ip().is_loopback())
             }
         };
         Ok(Client {
@@ -155,7 +176,7 @@ impl Client {
 
     /// Connects to the transport the arguments, environment or client.conf name.
     pub fn from_args(args: &ClientArgs) -> anyhow::Result<Client> {
-        Client::connect(&resolve_transport(args.transport.as_deref())?)
+        Client::connect_ports(&resolve_transport(args.transport.as_deref())?, args.udp_ports.unwrap_or(1))
     }
 
     /// The transport this client is connected to.
@@ -177,7 +198,8 @@ impl Client {
         let r = match &mut self.link {
             Link::Unix(s) => s.write_all(wire),
             Link::Tcp(s) => s.write_all(wire),
-            Link::Udp(s) => s.send(wire).map(|_| ()),
+            Link::Udp(s, None) => s.send(wire).map(|_| ()),
+            Link::Udp(s, Some(h)) => s.send_to(wire, h.addr_for(wire)).map(|_| ()),
         };
         r.with_context(|| format!("sending to the forwarder at {}", self.transport))
     }
@@ -196,7 +218,7 @@ impl Client {
     /// One link-layer frame, or `None` at the deadline.
     fn recv_frame(&mut self, deadline: Instant) -> anyhow::Result<Option<Bytes>> {
         loop {
-            if !matches!(self.link, Link::Udp(_)) {
+            if !matches!(self.link, Link::Udp(..)) {
                 match frame_len(&self.rx, MAX_FRAME) {
                     Ok(Some(n)) => return Ok(Some(self.rx.split_to(n).freeze())),
                     Ok(None) => {}
@@ -208,7 +230,7 @@ impl Client {
                 return Ok(None);
             }
             let wait = Some((deadline - now).max(Duration::from_millis(1)));
-            let udp = matches!(self.link, Link::Udp(_));
+            let udp = matches!(self.link, Link::Udp(..));
             let old = self.rx.len();
             // A UDP read takes the whole datagram, whatever its size, so the buffer
             // fits any; a stream read takes what is there.
@@ -216,7 +238,12 @@ impl Client {
             let r = match &mut self.link {
                 Link::Unix(s) => s.set_read_timeout(wait).and_then(|_| s.read(&mut self.rx[old..])),
                 Link::Tcp(s) => s.set_read_timeout(wait).and_then(|_| s.read(&mut self.rx[old..])),
-                Link::Udp(s) => s.set_read_timeout(wait).and_then(|_| s.recv(&mut self.rx[old..])),
+                Link::Udp(s, None) => s.set_read_timeout(wait).and_then(|_| s.recv(&mut self.rx[old..])),
+                Link::Udp(s, Some(h)) => s.set_read_timeout(wait).and_then(|_| match s.recv_from(&mut self.rx[old..])? {
+                    (n, from) if h.contains(from) => Ok(n),
+                    // Not from the forwarder: ignored, as a connected socket would.
+                    _ => Err(io::ErrorKind::Interrupted.into()),
+                }),
             };
             match r {
                 Ok(0) if !udp => bail!("the forwarder at {} closed the connection", self.transport),

@@ -56,7 +56,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         window: 4,
         timeout: 2000,
         retries: 2,
-        client: ClientArgs { transport: Some(uri.clone()) },
+        client: ClientArgs { transport: Some(uri.clone()), ..ClientArgs::default() },
     };
     let started = Instant::now();
     let mut content = Vec::new();

@@ -37,6 +37,8 @@ enum Command {
     Get(trajan_tools::get::GetArgs),
     /// Measure round-trip time to a prefix, or answer pings (--serve).
     Ping(trajan_tools::ping::PingArgs),
+    /// Measure exchanges/s through a router: a producer and a windowed consumer of unique names, bounded in count and time.
+    Load(trajan_tools::load::LoadArgs),
     /// Manage routes (the RIB): add, remove, list.
     Route(trajan_tools::mgmt_cli::RouteArgs),
     /// Manage faces: create, destroy, list.
@@ -60,6 +62,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Put(a)) => trajan_tools::put::run(a),
         Some(Command::Get(a)) => trajan_tools::get::run(a),
         Some(Command::Ping(a)) => trajan_tools::ping::run(a),
+        Some(Command::Load(a)) => trajan_tools::load::run(a),
         Some(Command::Route(a)) => trajan_tools::mgmt_cli::run_route(a),
         Some(Command::Face(a)) => trajan_tools::mgmt_cli::run_face(a),
         Some(Command::Status(a)) => trajan_tools::mgmt_cli::run_status(a),

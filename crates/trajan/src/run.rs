@@ -28,6 +28,12 @@ pub struct RunArgs {
     /// CPUs to pin the workers to, e.g. `0,1` (overrides workers.cores and the automatic placement).
     #[arg(long, value_delimiter = ',')]
     pub cores: Vec<usize>,
+    /// UDP-port-by-hash face: listen on one UDP port per worker from this base address
+    /// (e.g. 0.0.0.0:6400 → 6400, 6401, ...; port 0: the kernel picks the first, logged
+    /// at start). Senders using it pick the port from the name hash (`trajan get
+    /// --udp-ports N`) so each packet reaches its worker directly (overrides workers.udp_ports).
+    #[arg(long, value_name = "ADDR")]
+    pub udp_ports: Option<SocketAddr>,
 }
 
 impl RunArgs {
@@ -45,6 +51,9 @@ impl RunArgs {
         }
         if !self.tcp.is_empty() {
             cfg.faces.tcp_listen = self.tcp.clone();
+        }
+        if let Some(base) = self.udp_ports {
+            cfg.workers.udp_ports = vec![base];
         }
         if let Some(n) = self.workers {
             cfg.workers.count = n;

@@ -83,17 +83,31 @@ impl Router {
         format!("unix://{}", self.sock.display())
     }
 
+    /// The client options that reach this router over its Unix socket.
+    pub fn unix_client(&self) -> Vec<String> {
+        vec!["--transport".into(), self.transport()]
+    }
+
     /// Runs a `trajan` tool against this router and waits (bounded) for it.
     pub fn tool(&self, args: &[&str]) -> Output {
-        run_bounded(Command::new(trajan()).args(args).arg("--transport").arg(self.transport()), Duration::from_secs(60))
+        self.tool_with(&self.unix_client(), args)
+    }
+
+    /// [`Router::tool`] with other client options (`--transport`, `--udp-ports`).
+    pub fn tool_with(&self, client: &[String], args: &[&str]) -> Output {
+        run_bounded(Command::new(trajan()).args(args).args(client), Duration::from_secs(60))
     }
 
     /// Starts a long-running tool (a producer) against this router.
     pub fn spawn_tool(&self, args: &[&str]) -> Child {
+        self.spawn_tool_with(&self.unix_client(), args)
+    }
+
+    /// [`Router::spawn_tool`] with other client options.
+    pub fn spawn_tool_with(&self, client: &[String], args: &[&str]) -> Child {
         Command::new(trajan())
             .args(args)
-            .arg("--transport")
-            .arg(self.transport())
+            .args(client)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
