@@ -34,11 +34,17 @@ pub const K: usize = 2;
 /// CRC32C initial values of h₁ … h_k. Arbitrary distinct odd constants.
 const SEEDS: [u32; K] = [0x9e37_79b9, 0x7f4a_7c15];
 
+/// Prefix hashes a [`NameHashes`] holds without a heap allocation.
+pub const INLINE_PREFIXES: usize = 48;
+
 /// The hashes of every prefix of one name, up to a bound.
 #[derive(Clone, Debug, Default)]
 pub struct NameHashes {
-    /// `h1[j - 1]` = h₁(p_j): CRC32C of the encoded first j components.
-    h1: SmallVec<[u32; 16]>,
+    /// `h1[j - 1]` = h₁(p_j): CRC32C of the encoded first j components. Inline up
+    /// to [`INLINE_PREFIXES`] so that forwarding allocates nothing per packet: real
+    /// host names reach 34 components (Umbrella top 100k), and the count is bounded
+    /// by the FIB's longest prefix, not by the name.
+    h1: SmallVec<[u32; INLINE_PREFIXES]>,
     /// `first[i]` = h_{i+1}(p₁), the seeds of the other functions.
     first: [u32; K],
 }
