@@ -199,12 +199,11 @@ impl Forwarder {
             return;
         }
         let mut nexthops: SmallVec<[SmallVec<[NextHop; 4]>; BURST]> = SmallVec::new();
-        nexthops.resize(waiting.len(), SmallVec::new());
         let names: SmallVec<[&Name; BURST]> = waiting.iter().map(|w| w.name).collect();
+        // Answers come in order, one per name.
         self.fib.lpm_burst(&names, |i, hit| {
-            if let Some((_, e)) = hit {
-                nexthops[i] = e.nexthops.clone();
-            }
+            debug_assert_eq!(i, nexthops.len());
+            nexthops.push(hit.map_or_else(SmallVec::new, |(_, e)| e.nexthops.clone()));
         });
         for (w, hops) in waiting.drain(..).zip(nexthops) {
             self.forward_new(now, w.id, w.ingress, w.ingress_local, &w.wire, &hops, out);

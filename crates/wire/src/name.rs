@@ -21,10 +21,19 @@ pub const MAX_COMPONENTS: usize = 4400;
 /// A name: the encoded components (TLV-VALUE of the Name element) plus the end offset
 /// of each component. Equality and hashing are over the encoded bytes, which is exact
 /// name equality because component TLVs are self-delimiting.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Name {
     value: Bytes,
     ends: SmallVec<[u16; 14]>,
+}
+
+/// By hand: the derived clone copies the component table element by element
+/// (SmallVec's generic `Clone`), and a PIT insert clones a name on the fast path.
+impl Clone for Name {
+    #[inline]
+    fn clone(&self) -> Self {
+        Name { value: self.value.clone(), ends: SmallVec::from_slice(&self.ends) }
+    }
 }
 
 /// One name component, borrowed from its [`Name`].
