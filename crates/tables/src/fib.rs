@@ -329,6 +329,9 @@ impl Fib {
         }
         let h = NameHashes::new(prefix, usize::MAX);
         let key = prefix.value().as_ref();
+        if let Some(pbf) = &self.pbf {
+            pbf.prefetch_insert(&h);
+        }
         match self.table.locate(h.prefix(h.len()), key, &self.arena) {
             Some(slot) => {
                 let old = self.table.entry(slot).set;
