@@ -55,7 +55,7 @@ const _: () = assert!(K as u32 * POS_BITS + 2 * LEVEL_BITS <= 32 && MAX_EXPANSIO
 /// in 32 bits, its k filter-bit positions, its length (saturated at [`CLAMP`]) and
 /// the level at which it reached the block — all an expansion needs to decide, and
 /// all a removal needs to know which bits other members still set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Member {
     prefix: PrefixRef,
     info: u32,
@@ -103,24 +103,23 @@ const MAP_BITS: usize = 32;
 const MAX_EXPANSION: usize = MAP_BITS + 1;
 const SALT_BLOCK: u32 = 0x2545_f491;
 const SALT_BIT: u32 = 0x9b97_2c1f;
-/// What the allocator adds to each member array (a header and rounding, for
-/// glibc), counted so that memory figures match what the process holds.
-const MALLOC_OVERHEAD: usize = 16;
 /// Bits per counter of the counting mirror.
 const COUNTER_BITS: usize = 2;
 /// Counter value that no longer moves.
 const SATURATED: u8 = (1 << COUNTER_BITS) - 1;
 
 /// A block's control-plane state, in one place so an update touches one line.
-#[derive(Clone, Default)]
+#[derive(Clone, Copy, Default)]
 struct BlockMeta {
     /// Prefixes placed in the block.
     load: u32,
     /// Expansion only: the load at which a block that could not expand tries again
     /// (doubling, so a stuck block costs amortised O(1) per insert).
     retry_at: u32,
-    /// Expansion only: the block's prefixes.
-    members: Vec<Member>,
+    /// Expansion only: the block's members are `pool[start..start + load]`, in a
+    /// region of `cap` entries.
+    start: u32,
+    cap: u32,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -173,6 +172,15 @@ pub(crate) struct Pbf {
     counters: Vec<u8>,
     /// Control-plane state per block, one array so an update touches one line.
     meta: Vec<BlockMeta>,
+    /// Expansion only: every block's members, a region per block. One array rather
+    /// than one allocation per block: tens of thousands of small arrays, reallocated
+    /// as blocks grow and freed at every filter rebuild, cost more in the allocator
+    /// than the rest of an insert and fragment the heap for everything allocated
+    /// after them. A region that must grow moves to the end, leaving garbage that
+    /// [`Pbf::compact`] reclaims.
+    pool: Vec<Member>,
+    /// Pool entries no region uses.
+    garbage: usize,
     expand: bool,
     /// False while a rebuild inserts prefixes shortest first (see [`Pbf::relieve`]).
     live: bool,
@@ -200,6 +208,8 @@ impl Pbf {
             blocks: vec![Block::default(); n],
             counters: if expand { Vec::new() } else { vec![0; n * filter_bits * COUNTER_BITS / 8] },
             meta: vec![BlockMeta::default(); n],
+            pool: Vec::new(),
+            garbage: 0,
             expand,
             live: true,
             threshold: threshold as u32,
@@ -362,34 +372,75 @@ impl Pbf {
         }
     }
 
-    /// Appends a member whose bits are set. The array grows by a quarter (at least
-    /// eight), not by doubling, since it is the largest control-plane cost per
-    /// prefix; but not by less either: a reallocation of a small array on a
-    /// fragmented heap costs more than the rest of an insert.
+    /// The members of block `b` (none without expansion).
+    fn members(&self, b: usize) -> &[Member] {
+        let meta = self.meta[b];
+        &self.pool[meta.start as usize..][..meta.load.min(meta.cap) as usize]
+    }
+
+    /// Appends a member whose bits are set. A full region moves to the end of the
+    /// pool, a quarter (at least eight entries) larger.
     fn add_member(&mut self, b: usize, m: Member) {
-        let meta = &mut self.meta[b];
-        if meta.members.len() == meta.members.capacity() {
-            meta.members.reserve_exact((meta.members.len() / 4).max(8));
+        let meta = self.meta[b];
+        if meta.load == meta.cap {
+            let cap = meta.cap + (meta.cap / 4).max(8);
+            let start = self.pool.len();
+            if self.pool.capacity() - start < cap as usize {
+                // By a quarter rather than doubling: the pool is the largest
+                // control-plane cost per prefix, and copying it costs amortised
+                // four entries per entry added.
+                self.pool.reserve_exact((start / 4).max(cap as usize));
+            }
+            self.pool.extend_from_within(meta.start as usize..(meta.start + meta.load) as usize);
+            self.pool.resize(start + cap as usize, Member::default());
+            self.garbage += meta.cap as usize;
+            // Compaction keeps the pool below 1.25 times the members plus one
+            // region, far below 2³² entries for any FIB the 32-bit arena can hold.
+            self.meta[b].start = start as u32;
+            self.meta[b].cap = cap;
         }
-        meta.members.push(m);
+        let meta = &mut self.meta[b];
+        self.pool[(meta.start + meta.load) as usize] = m;
         meta.load += 1;
+        if self.garbage > self.total / 4 + 64 {
+            self.compact();
+        }
+    }
+
+    /// Packs every region to its members, in block order, with an eighth of the
+    /// members as room for regions that grow. Linear in the members; runs when the
+    /// garbage passes a quarter of them (so amortised O(1) per entry of garbage)
+    /// and after a build.
+    fn compact(&mut self) {
+        let live: usize = self.meta.iter().map(|m| m.load.min(m.cap) as usize).sum();
+        let mut pool = Vec::with_capacity(live + live / 8);
+        for meta in &mut self.meta {
+            let n = meta.load.min(meta.cap);
+            pool.extend_from_slice(&self.pool[meta.start as usize..][..n as usize]);
+            meta.start = (pool.len() - n as usize) as u32;
+            meta.cap = n;
+        }
+        self.pool = pool;
+        self.garbage = 0;
     }
 
     fn detach(&mut self, b: usize, h: &NameHashes, r: PrefixRef) {
         let u = h.len();
         let bits = self.bits(h, u);
-        self.meta[b].load -= 1;
         if self.expand {
-            let members = &mut self.meta[b].members;
+            let meta = self.meta[b];
+            let members = &mut self.pool[meta.start as usize..][..meta.load as usize];
             if let Some(at) = members.iter().position(|m| m.prefix == r) {
-                members.swap_remove(at);
+                members.swap(at, members.len() - 1);
             }
-            for bit in bits {
-                if !members.iter().any(|m| (0..K).any(|i| m.bit(i) == bit)) {
-                    self.blocks[b].set(bit, false);
-                }
+            self.meta[b].load -= 1;
+            let members = self.members(b);
+            let unused: Vec<usize> = bits.into_iter().filter(|&bit| !members.iter().any(|m| (0..K).any(|i| m.bit(i) == bit))).collect();
+            for bit in unused {
+                self.blocks[b].set(bit, false);
             }
         } else {
+            self.meta[b].load -= 1;
             for bit in bits {
                 if self.bump(b, bit, false) == 0 {
                     self.blocks[b].set(bit, false);
@@ -437,19 +488,27 @@ impl Pbf {
                 continue;
             };
             self.expansions += 1;
-            let meta = &mut self.meta[b];
-            let movers: Vec<Member> = meta.members.iter().copied().filter(|m| m.moves_at(l)).collect();
-            meta.members.retain(|m| !m.moves_at(l));
-            meta.load = meta.members.len() as u32;
+            let meta = self.meta[b];
+            let members = &mut self.pool[meta.start as usize..][..meta.load as usize];
+            let movers: Vec<Member> = members.iter().copied().filter(|m| m.moves_at(l)).collect();
+            // Keep the staying members at the front of the region, in order.
+            let mut kept = 0;
+            for i in 0..members.len() {
+                if !members[i].moves_at(l) {
+                    members[kept] = members[i];
+                    kept += 1;
+                }
+            }
             // The bits the staying members set are exactly the block's bits now.
             let block = &mut self.blocks[b];
             block.clear_filter();
-            for m in &meta.members {
+            for m in &members[..kept] {
                 for i in 0..K {
                     block.set(m.bit(i), true);
                 }
             }
             block.set(l - 2, true);
+            self.meta[b].load = kept as u32;
             for m in &movers {
                 arena.prefetch(m.prefix);
             }
@@ -472,7 +531,7 @@ impl Pbf {
     /// Where to expand overflowing block `b`, from its members alone; `None` when
     /// no expansion above the block's existing ones would move any of them.
     fn expansion_length(&self, b: usize) -> Option<usize> {
-        let members = &self.meta[b].members;
+        let members = self.members(b);
         // Caesar's rule (a build inserting shortest first): expand at the length
         // l where the count of prefixes of at most l components first exceeds
         // t, i.e. the longest l that leaves at most t behind. A live insert may
@@ -494,8 +553,12 @@ impl Pbf {
     }
 
     /// Marks whether inserts come live (in any order) or from a shortest-first
-    /// rebuild, which may fill blocks up to the threshold.
+    /// rebuild, which may fill blocks up to the threshold. The end of a rebuild
+    /// packs the member pool.
     pub fn set_live(&mut self, live: bool) {
+        if live && !self.live && self.expand {
+            self.compact();
+        }
         self.live = live;
     }
 
@@ -515,10 +578,10 @@ impl Pbf {
         self.blocks.len()
     }
 
-    /// Bytes held, counting [`MALLOC_OVERHEAD`] per member array.
+    /// Bytes held, member-pool garbage included.
     pub fn heap_bytes(&self) -> usize {
-        let members: usize = self.meta.iter().filter(|m| m.members.capacity() > 0).map(|m| m.members.capacity() * std::mem::size_of::<Member>() + MALLOC_OVERHEAD).sum();
-        self.blocks.capacity() * 64 + self.counters.capacity() + self.meta.capacity() * std::mem::size_of::<BlockMeta>() + members
+        let pool = self.pool.capacity() * std::mem::size_of::<Member>();
+        self.blocks.capacity() * 64 + self.counters.capacity() + self.meta.capacity() * std::mem::size_of::<BlockMeta>() + pool
     }
 
     /// The Bloom filter proper, the part forwarding reads.
@@ -614,7 +677,7 @@ mod tests {
             expect[b].push(Member::new(*r, p.bits(h, h.len()), h.len(), level));
         }
         for (b, want) in expect.iter_mut().enumerate() {
-            let mut got = p.meta[b].members.clone();
+            let mut got = p.members(b).to_vec();
             got.sort_by_key(|m| m.prefix);
             want.sort_by_key(|m| m.prefix);
             assert_eq!(&got, want, "block {b}");
@@ -653,6 +716,10 @@ mod tests {
             placed.push((h, r));
         }
         assert!(p.expansions > 0);
+        check_members(&p, &placed);
+        assert!(p.pool.len() > placed.len(), "regions moved as they grew");
+        p.compact();
+        assert_eq!((p.pool.len(), p.garbage), (placed.len(), 0));
         check_members(&p, &placed);
         for (h, _) in &placed {
             let (b, _) = p.place(h, h.len());
