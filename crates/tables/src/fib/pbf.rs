@@ -379,11 +379,12 @@ impl Pbf {
     }
 
     /// Appends a member whose bits are set. A full region moves to the end of the
-    /// pool, a quarter (at least eight entries) larger.
+    /// pool, a quarter (at least four entries) larger: a move is a short copy, so
+    /// small steps cost little and keep the slack per block small.
     fn add_member(&mut self, b: usize, m: Member) {
         let meta = self.meta[b];
         if meta.load == meta.cap {
-            let cap = meta.cap + (meta.cap / 4).max(8);
+            let cap = meta.cap + (meta.cap / 4).max(4);
             let start = self.pool.len();
             if self.pool.capacity() - start < cap as usize {
                 // By a quarter rather than doubling: the pool is the largest
@@ -407,18 +408,18 @@ impl Pbf {
         }
     }
 
-    /// Packs every region to its members, in block order, with an eighth of the
-    /// members as room for regions that grow. Linear in the members; runs when the
-    /// garbage passes a quarter of them (so amortised O(1) per entry of garbage)
-    /// and after a build.
+    /// Drops the garbage: packs the regions in block order, with a sixteenth more
+    /// room for regions that grow. Regions keep their capacity — trimmed to their
+    /// loads, every block would move again at its next insert and refill the
+    /// garbage. Linear in the pool; runs when the garbage passes a quarter of the
+    /// members (so amortised O(1) per entry of garbage) and after a build.
     fn compact(&mut self) {
-        let live: usize = self.meta.iter().map(|m| m.load.min(m.cap) as usize).sum();
-        let mut pool = Vec::with_capacity(live + live / 8);
+        let used: usize = self.meta.iter().map(|m| m.cap as usize).sum();
+        let mut pool = Vec::with_capacity(used + used / 16);
         for meta in &mut self.meta {
-            let n = meta.load.min(meta.cap);
-            pool.extend_from_slice(&self.pool[meta.start as usize..][..n as usize]);
-            meta.start = (pool.len() - n as usize) as u32;
-            meta.cap = n;
+            let start = pool.len();
+            pool.extend_from_slice(&self.pool[meta.start as usize..][..meta.cap as usize]);
+            meta.start = start as u32;
         }
         self.pool = pool;
         self.garbage = 0;
@@ -719,7 +720,8 @@ mod tests {
         check_members(&p, &placed);
         assert!(p.pool.len() > placed.len(), "regions moved as they grew");
         p.compact();
-        assert_eq!((p.pool.len(), p.garbage), (placed.len(), 0));
+        let caps: usize = p.meta.iter().map(|m| m.cap as usize).sum();
+        assert_eq!((p.pool.len(), p.garbage), (caps, 0));
         check_members(&p, &placed);
         for (h, _) in &placed {
             let (b, _) = p.place(h, h.len());
