@@ -93,8 +93,9 @@ pub struct FibReport {
     pub burst_lookups_per_sec: Option<f64>,
     /// `burst_lookups_per_sec` over the `hash` variant's in the same run.
     pub burst_speedup_vs_hash: Option<f64>,
-    /// Share of the timed passes' wall time this thread was on a CPU (1 = it was
-    /// never preempted; lower means the machine was busy and figures are low).
+    /// Share of the timed passes' (updates: insert and removal phases') wall time
+    /// this thread was on a CPU (1 = it was never preempted; lower means the
+    /// machine was busy and figures are low).
     pub cpu_share: Option<f64>,
     /// Filter "maybe" answers for absent prefixes / filter tests of absent prefixes.
     pub false_positive_rate: f64,
@@ -114,7 +115,8 @@ pub struct FibReport {
     pub build_inserts_per_sec: f64,
     /// Expansions done while building.
     pub expansions: Option<u64>,
-    /// Updates workload: new prefixes inserted, then removed, on the FIB alone.
+    /// Updates workload: new prefixes inserted, then removed, on the FIB alone;
+    /// median over the rounds, each starting from a freshly rebuilt FIB.
     pub inserts_per_sec: Option<f64>,
     pub removals_per_sec: Option<f64>,
     /// Same through [`FibWriter`] (each update applied to both copies), publishing
@@ -168,7 +170,7 @@ pub fn run(args: &FibArgs, mut emit: impl FnMut(&FibReport)) -> anyhow::Result<(
                 drop(fresh);
                 let names = materialise(&workload::reference_names(&fib_names, args.pool, name_seed));
                 for built in fibs.drain(..) {
-                    emit(&updates(built, &new, &names));
+                    emit(&updates(built, &new, &names, args.rounds));
                 }
             }
         }
@@ -316,25 +318,35 @@ fn describe(b: &Built, workload: FibWorkload, names: &[Name]) -> FibReport {
     }
 }
 
-/// Route churn on a built FIB: insert `new`, remove it again, alone and then
-/// through a [`FibWriter`] while a reader thread looks up `names`.
-fn updates(mut b: Built, new: &[Name], names: &[Name]) -> FibReport {
-    // Caesar's long-timescale rebuild first: the filter and table sized for the
-    // FIB, as a router that loaded its routes would run.
-    b.fib.rebuild();
-    let start = Instant::now();
-    for p in new {
-        b.fib.add_nexthop(p, 3, 0);
+/// Route churn on a built FIB: insert `new`, remove it again (`rounds` times,
+/// reporting the medians), alone and then through a [`FibWriter`] while a reader
+/// thread looks up `names`.
+fn updates(mut b: Built, new: &[Name], names: &[Name], rounds: usize) -> FibReport {
+    let (mut inserts, mut removals) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    let (mut wall, mut cpu) = (0.0, Some(0u64));
+    for _ in 0..rounds {
+        // Caesar's long-timescale rebuild first: the filter and table sized for
+        // the FIB, as a router that loaded its routes would run. Every round starts
+        // from one, so later rounds do not find the blocks already expanded.
+        b.fib.rebuild();
+        let (start, cpu_start) = (Instant::now(), thread_cpu_ns());
+        for p in new {
+            b.fib.add_nexthop(p, 3, 0);
+        }
+        let secs = start.elapsed().as_secs_f64();
+        inserts.push(new.len() as f64 / secs);
+        let start = Instant::now();
+        for p in new {
+            b.fib.remove_nexthop(p, 3);
+        }
+        removals.push(new.len() as f64 / start.elapsed().as_secs_f64());
+        wall += secs + start.elapsed().as_secs_f64();
+        cpu = cpu.zip(cpu_start).zip(thread_cpu_ns()).map(|((c, a), b)| c + (b - a));
     }
-    let inserts = new.len() as f64 / start.elapsed().as_secs_f64();
-    let start = Instant::now();
-    for p in new {
-        b.fib.remove_nexthop(p, 3);
-    }
-    let removals = new.len() as f64 / start.elapsed().as_secs_f64();
     let mut report = describe(&b, FibWorkload::Updates, names);
-    report.inserts_per_sec = Some(inserts);
-    report.removals_per_sec = Some(removals);
+    report.inserts_per_sec = Some(median(inserts));
+    report.removals_per_sec = Some(median(removals));
+    report.cpu_share = cpu.map(|c| c as f64 / 1e9 / wall);
 
     let (mut writer, reader) = FibWriter::new(b.fib);
     let writing = Arc::new(AtomicBool::new(false));

@@ -232,7 +232,8 @@ pub struct FibMemory {
     pub arena: usize,
     /// The Bloom filter read by forwarding.
     pub filter: usize,
-    /// Control-plane state of the filter: counters, loads, block chains.
+    /// Control-plane state of the filter: loads, and per-block member arrays
+    /// (with expansion) or a counting mirror (without).
     pub filter_control: usize,
     /// Next-hop sets.
     pub nexthops: usize,
@@ -328,6 +329,9 @@ impl Fib {
         }
         let h = NameHashes::new(prefix, usize::MAX);
         let key = prefix.value().as_ref();
+        if let Some(pbf) = &self.pbf {
+            pbf.prefetch_insert(&h);
+        }
         match self.table.locate(h.prefix(h.len()), key, &self.arena) {
             Some(slot) => {
                 let old = self.table.entry(slot).set;
@@ -363,7 +367,7 @@ impl Fib {
         self.by_len[h.len()] += 1;
         self.name_bytes += key.len();
         if let Some(pbf) = &mut self.pbf {
-            pbf.insert(h, r, &mut self.arena);
+            pbf.insert(h, r, &self.arena);
             if pbf.is_full() || pbf.needs_rebuild() {
                 self.rebuild_filter();
             }
@@ -409,7 +413,7 @@ impl Fib {
             let removed = self.table.remove(slot);
             self.sets.release(old);
             if let Some(pbf) = &mut self.pbf {
-                pbf.remove(h, removed.prefix, &mut self.arena);
+                pbf.remove(h, removed.prefix);
             }
             self.arena.free(removed.prefix);
             self.by_len[h.len()] -= 1;
@@ -598,7 +602,7 @@ impl Fib {
         order.sort_unstable_by_key(|&(u, _)| u);
         for (_, r) in order {
             let h = NameHashes::from_encoded(self.arena.bytes(r));
-            pbf.insert(&h, r, &mut self.arena);
+            pbf.insert(&h, r, &self.arena);
         }
         pbf.set_live(true);
         self.pbf = Some(pbf);

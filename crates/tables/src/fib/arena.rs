@@ -2,11 +2,11 @@
 //! entry holds a 32-bit reference instead of the prefix, so a cache-line bucket fits
 //! five entries, and the bytes are read only to confirm a 32-bit hash match.
 //!
-//! A record is a 32-bit link the Bloom filter uses to chain the prefixes of one
-//! block and a 16-bit byte length (a [`trajan_wire::Name`]'s value is at most
-//! 65 535 bytes), followed by the encoded components, padded to four bytes. Records live in chunks of at most 16 MiB that never move once full,
-//! so a reference is `chunk << 22 | word offset` and addresses 16 GiB. Removal only
-//! counts the record as garbage; a FIB rebuild compacts.
+//! A record is a 16-bit byte length (a [`trajan_wire::Name`]'s value is at most
+//! 65 535 bytes) followed by the encoded components, padded to four bytes. Records
+//! live in chunks of at most 16 MiB that never move once full, so a reference is
+//! `chunk << 22 | word offset` and addresses 16 GiB. Removal only counts the record
+//! as garbage; a FIB rebuild compacts.
 
 /// A reference to a stored prefix; 0 means none.
 pub(crate) type PrefixRef = u32;
@@ -15,7 +15,7 @@ const CHUNK_SHIFT: u32 = 22;
 const CHUNK_WORDS: usize = 1 << CHUNK_SHIFT;
 const MAX_CHUNKS: usize = 1 << (32 - CHUNK_SHIFT);
 const CHUNK_BYTES: usize = CHUNK_WORDS * 4;
-const HEADER_BYTES: usize = 6;
+const HEADER_BYTES: usize = 2;
 
 fn record_size(len: usize) -> usize {
     (HEADER_BYTES + len).next_multiple_of(4)
@@ -28,7 +28,7 @@ pub(crate) struct PrefixArena {
 }
 
 impl PrefixArena {
-    /// Stores `bytes` (a Name's value, at most 65 535 bytes) with a null link.
+    /// Stores `bytes` (a Name's value, at most 65 535 bytes).
     /// Panics past 16 GiB of prefixes, which the 32-bit references cannot address.
     pub fn push(&mut self, bytes: &[u8]) -> PrefixRef {
         let len = u16::try_from(bytes.len()).expect("a Name's value is at most 65 535 bytes");
@@ -47,7 +47,6 @@ impl PrefixArena {
             // so a full chunk holds no slack and never reallocates again.
             chunk.reserve_exact(size.max(at / 4).max(4096).min(CHUNK_BYTES - at));
         }
-        chunk.extend_from_slice(&0u32.to_ne_bytes());
         chunk.extend_from_slice(&len.to_ne_bytes());
         chunk.extend_from_slice(bytes);
         chunk.resize(at + size, 0);
@@ -61,7 +60,7 @@ impl PrefixArena {
 
     #[inline]
     fn len(rec: &[u8]) -> usize {
-        u16::from_ne_bytes([rec[4], rec[5]]) as usize
+        u16::from_ne_bytes([rec[0], rec[1]]) as usize
     }
 
     /// The encoded components of a stored prefix.
@@ -75,18 +74,6 @@ impl PrefixArena {
     #[inline]
     pub fn prefetch(&self, r: PrefixRef) {
         super::prefetch(&self.record(r)[0]);
-    }
-
-    /// The Bloom filter's per-block chain link of a record.
-    #[inline]
-    pub fn link(&self, r: PrefixRef) -> PrefixRef {
-        let rec = self.record(r);
-        u32::from_ne_bytes([rec[0], rec[1], rec[2], rec[3]])
-    }
-
-    pub fn set_link(&mut self, r: PrefixRef, next: PrefixRef) {
-        let at = (r as usize & (CHUNK_WORDS - 1)) * 4;
-        self.chunks[(r >> CHUNK_SHIFT) as usize][at..at + 4].copy_from_slice(&next.to_ne_bytes());
     }
 
     /// Marks a record dead; its space comes back at the next rebuild.
@@ -110,20 +97,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn records_round_trip_with_links_and_padding() {
+    fn records_round_trip_with_padding() {
         let mut a = PrefixArena::default();
         let inputs: Vec<Vec<u8>> = (0..50).map(|i| (0..i as u8).collect()).collect();
         let refs: Vec<PrefixRef> = inputs.iter().map(|b| a.push(b)).collect();
         assert!(refs.iter().all(|&r| r != 0));
-        for (i, &r) in refs.iter().enumerate() {
-            a.set_link(r, i as u32 + 7);
-        }
-        for (i, (&r, b)) in refs.iter().zip(&inputs).enumerate() {
+        for (&r, b) in refs.iter().zip(&inputs) {
             assert_eq!(a.bytes(r), &b[..]);
-            assert_eq!(a.link(r), i as u32 + 7);
         }
         a.free(refs[5]);
-        assert_eq!(a.garbage_bytes(), 12, "6-byte header + 5 bytes, padded to 4");
+        assert_eq!(a.garbage_bytes(), 8, "2-byte header + 5 bytes, padded to 4");
         let longest = vec![7u8; u16::MAX as usize];
         let r = a.push(&longest);
         assert_eq!(a.bytes(r), &longest[..]);

@@ -17,23 +17,84 @@
 //! level 1, follow the first expansion bit e above the current level while the
 //! prefix has at least e components.
 //!
-//! **Control plane.** A counting mirror (2-bit counters, one per filter bit) makes
-//! removal possible: a bit is cleared when its counter returns to zero, and a
-//! counter that saturates stays put (its bit can then only be cleared by a rebuild,
-//! which costs false positives, never wrong answers). Two bits suffice: a block
-//! below the threshold sets at most 2t = 72 of its 480 bits, so a bit is set by
-//! three prefixes at once with probability about 5·10⁻⁴ (Poisson, λ ≤ 0.15),
-//! and four bits would double the mirror (the largest control-plane cost per
-//! prefix) for that. Each block's prefixes are
-//! chained through the prefix arena — the role of the per-block prefix tree of the
-//! paper — so an expansion finds the prefixes to move without scanning the FIB.
+//! **Control plane.** With expansion, each block keeps an array of its members —
+//! the role of the per-block prefix tree of the paper — recording per prefix its
+//! arena reference, its k filter-bit positions, its length and the level at which it
+//! reached the block ([`Member`]). Removal clears a bit no remaining member sets, so
+//! the filter stays exact without counters; an expansion decides where to expand
+//! from the array alone, and reads prefix bytes (to hash them for their new block)
+//! only of the members that move. Members replace both the counting mirror and a
+//! chain through the arena, for fewer bytes per prefix, and an insert or expansion
+//! reads one contiguous array instead of following a chain of cache misses.
 //! An insert that overflows a block expands it at once; if the overflow is below the
 //! block's existing expansions (which moving local prefixes cannot fix) the block
 //! waits for the next rebuild, which re-inserts everything shortest-first, the
 //! order for which expansion was designed. Removals never merge blocks.
+//!
+//! Without expansion a block can hold a third of the FIB (everything under `/com`),
+//! where a member array would make removal linear in the block's load; that filter
+//! keeps a counting mirror (2-bit counters, one per filter bit) instead: a bit is
+//! cleared when its counter returns to zero, and a counter that saturates stays put
+//! (its bit can then only be cleared by a rebuild, which costs false positives,
+//! never wrong answers). Two bits suffice for blocks at the threshold's load: a bit
+//! is set by three prefixes at once with probability about 5·10⁻⁴.
 
 use super::arena::{PrefixArena, PrefixRef};
 use crate::name_hash::{mix, reduce, NameHashes, K};
+
+/// Bits per filter-bit position in a [`Member`] (positions are below 512).
+const POS_BITS: u32 = 9;
+/// Bits per length or level in a [`Member`]; lengths saturate at [`CLAMP`].
+const LEVEL_BITS: u32 = 6;
+/// Stored lengths saturate here, well above [`MAX_EXPANSION`], the longest length an
+/// expansion decision compares with.
+const CLAMP: usize = (1 << LEVEL_BITS) - 1;
+const _: () = assert!(K as u32 * POS_BITS + 2 * LEVEL_BITS <= 32 && MAX_EXPANSION < CLAMP);
+
+/// A prefix placed in an expanding filter's block: its arena reference and, packed
+/// in 32 bits, its k filter-bit positions, its length (saturated at [`CLAMP`]) and
+/// the level at which it reached the block — all an expansion needs to decide, and
+/// all a removal needs to know which bits other members still set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Member {
+    prefix: PrefixRef,
+    info: u32,
+}
+
+impl Member {
+    fn new(prefix: PrefixRef, bits: [usize; K], len: usize, level: usize) -> Self {
+        let mut info = 0;
+        for (i, bit) in bits.into_iter().enumerate() {
+            info |= (bit as u32) << (i as u32 * POS_BITS);
+        }
+        let at = K as u32 * POS_BITS;
+        info |= (len.min(CLAMP) as u32) << at | (level.min(CLAMP) as u32) << (at + LEVEL_BITS);
+        Member { prefix, info }
+    }
+
+    fn bit(self, i: usize) -> usize {
+        (self.info >> (i as u32 * POS_BITS)) as usize & ((1 << POS_BITS) - 1)
+    }
+
+    fn len(self) -> usize {
+        (self.info >> (K as u32 * POS_BITS)) as usize & CLAMP
+    }
+
+    fn level(self) -> usize {
+        (self.info >> (K as u32 * POS_BITS + LEVEL_BITS)) as usize & CLAMP
+    }
+
+    /// The same member, arrived at `level`.
+    fn with_level(self, level: usize) -> Self {
+        let at = K as u32 * POS_BITS + LEVEL_BITS;
+        Member { prefix: self.prefix, info: (self.info & !((CLAMP as u32) << at)) | (level.min(CLAMP) as u32) << at }
+    }
+
+    /// Whether an expansion at length `l` moves this member out of its block.
+    fn moves_at(self, l: usize) -> bool {
+        self.level() < l && self.len() >= l
+    }
+}
 
 const BLOCK_BITS: usize = 512;
 /// Width w of the expansion bitmap.
@@ -47,16 +108,18 @@ const COUNTER_BITS: usize = 2;
 /// Counter value that no longer moves.
 const SATURATED: u8 = (1 << COUNTER_BITS) - 1;
 
-/// A block's control-plane state.
+/// A block's control-plane state, in one place so an update touches one line.
 #[derive(Clone, Copy, Default)]
 struct BlockMeta {
     /// Prefixes placed in the block.
     load: u32,
-    /// Expansion only: the head of the block's prefix chain.
-    head: PrefixRef,
     /// Expansion only: the load at which a block that could not expand tries again
     /// (doubling, so a stuck block costs amortised O(1) per insert).
     retry_at: u32,
+    /// Expansion only: the block's members are `pool[start..start + load]`, in a
+    /// region of `cap` entries.
+    start: u32,
+    cap: u32,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -82,6 +145,12 @@ impl Block {
     fn map(&self) -> u64 {
         self.0[0] & ((1 << MAP_BITS) - 1)
     }
+
+    /// Clears every filter bit, keeping the expansion bitmap.
+    fn clear_filter(&mut self) {
+        self.0[0] &= (1 << MAP_BITS) - 1;
+        self.0[1..].fill(0);
+    }
 }
 
 /// The expansion threshold t = −(m/k)·ln(1 − f^(1/k)) of a block of `filter_bits`
@@ -98,10 +167,20 @@ pub const TARGET_FPR: f64 = 0.02;
 #[derive(Clone)]
 pub(crate) struct Pbf {
     blocks: Vec<Block>,
-    /// [`COUNTER_BITS`]-bit counters, packed in bytes, `filter_bits` per block.
+    /// Without expansion only: [`COUNTER_BITS`]-bit counters, packed in bytes,
+    /// `filter_bits` per block.
     counters: Vec<u8>,
     /// Control-plane state per block, one array so an update touches one line.
     meta: Vec<BlockMeta>,
+    /// Expansion only: every block's members, a region per block. One array rather
+    /// than one allocation per block: tens of thousands of small arrays, reallocated
+    /// as blocks grow and freed at every filter rebuild, cost more in the allocator
+    /// than the rest of an insert and fragment the heap for everything allocated
+    /// after them. A region that must grow moves to the end, leaving garbage that
+    /// [`Pbf::compact`] reclaims.
+    pool: Vec<Member>,
+    /// Pool entries no region uses.
+    garbage: usize,
     expand: bool,
     /// False while a rebuild inserts prefixes shortest first (see [`Pbf::relieve`]).
     live: bool,
@@ -127,8 +206,10 @@ impl Pbf {
         let n = (capacity * 2 / threshold).max(1);
         Pbf {
             blocks: vec![Block::default(); n],
-            counters: vec![0; n * filter_bits * COUNTER_BITS / 8],
+            counters: if expand { Vec::new() } else { vec![0; n * filter_bits * COUNTER_BITS / 8] },
             meta: vec![BlockMeta::default(); n],
+            pool: Vec::new(),
+            garbage: 0,
             expand,
             live: true,
             threshold: threshold as u32,
@@ -171,8 +252,11 @@ impl Pbf {
     /// The block a prefix of `u` components with these hashes is stored in, and the
     /// level at which it got there.
     fn place(&self, h: &NameHashes, u: usize) -> (usize, usize) {
-        let mut b = self.block_of(h.prefix(1));
-        let mut level = 1;
+        self.place_from(h, u, self.block_of(h.prefix(1)), 1)
+    }
+
+    /// [`Pbf::place`] for a prefix known to reach block `b` at `level`.
+    fn place_from(&self, h: &NameHashes, u: usize, mut b: usize, mut level: usize) -> (usize, usize) {
         while let Some(e) = self.next_expansion(b, level) {
             if u < e {
                 break;
@@ -188,6 +272,17 @@ impl Pbf {
     #[inline]
     pub fn prefetch(&self, h: &NameHashes) {
         super::prefetch(&self.blocks[self.block_of(h.prefix(1))]);
+    }
+
+    /// Starts loading what an insert of a prefix (`h` covers it) most likely
+    /// touches — its first component's block and that block's control state — so
+    /// that these misses overlap the caller's hash-table probe instead of following
+    /// it. A hint: a block that expanded sends the prefix elsewhere.
+    #[inline]
+    pub fn prefetch_insert(&self, h: &NameHashes) {
+        let b = self.block_of(h.prefix(1));
+        super::prefetch(&self.blocks[b]);
+        super::prefetch(&self.meta[b]);
     }
 
     #[inline]
@@ -239,55 +334,118 @@ impl Pbf {
 
     /// Adds a prefix (`h` holds all its components' hashes), expanding blocks that
     /// overflow.
-    pub fn insert(&mut self, h: &NameHashes, r: PrefixRef, arena: &mut PrefixArena) {
-        let (b, _) = self.place(h, h.len());
-        self.attach(b, h, r, arena);
+    pub fn insert(&mut self, h: &NameHashes, r: PrefixRef, arena: &PrefixArena) {
+        let (b, level) = self.place(h, h.len());
+        self.attach(b, h, r, level);
         self.total += 1;
-        if self.expand {
+        if self.expand && self.overflows(b) {
             self.relieve(b, arena);
         }
     }
 
     /// Removes a prefix that [`Pbf::insert`] added.
-    pub fn remove(&mut self, h: &NameHashes, r: PrefixRef, arena: &mut PrefixArena) {
+    pub fn remove(&mut self, h: &NameHashes, r: PrefixRef) {
         let (b, _) = self.place(h, h.len());
-        self.detach(b, h, r, arena);
+        self.detach(b, h, r);
         self.total -= 1;
     }
 
-    fn attach(&mut self, b: usize, h: &NameHashes, r: PrefixRef, arena: &mut PrefixArena) {
+    /// The filter bits of a prefix of `u` components.
+    fn bits(&self, h: &NameHashes, u: usize) -> [usize; K] {
+        std::array::from_fn(|i| self.bit_of(h.get(i, u)))
+    }
+
+    /// Places a prefix in block `b`, which it reached at `level`.
+    fn attach(&mut self, b: usize, h: &NameHashes, r: PrefixRef, level: usize) {
         let u = h.len();
-        for i in 0..K {
-            let bit = self.bit_of(h.get(i, u));
+        let bits = self.bits(h, u);
+        for bit in bits {
             self.blocks[b].set(bit, true);
-            self.bump(b, bit, true);
         }
-        self.meta[b].load += 1;
         if self.expand {
-            arena.set_link(r, self.meta[b].head);
-            self.meta[b].head = r;
+            self.add_member(b, Member::new(r, bits, u, level));
+        } else {
+            self.meta[b].load += 1;
+            for bit in bits {
+                self.bump(b, bit, true);
+            }
         }
     }
 
-    fn detach(&mut self, b: usize, h: &NameHashes, r: PrefixRef, arena: &mut PrefixArena) {
+    /// The members of block `b` (none without expansion).
+    fn members(&self, b: usize) -> &[Member] {
+        let meta = self.meta[b];
+        &self.pool[meta.start as usize..][..meta.load.min(meta.cap) as usize]
+    }
+
+    /// Appends a member whose bits are set. A full region moves to the end of the
+    /// pool, a quarter (at least four entries) larger: a move is a short copy, so
+    /// small steps cost little and keep the slack per block small.
+    fn add_member(&mut self, b: usize, m: Member) {
+        let meta = self.meta[b];
+        if meta.load == meta.cap {
+            let cap = meta.cap + (meta.cap / 4).max(4);
+            let start = self.pool.len();
+            if self.pool.capacity() - start < cap as usize {
+                // By a quarter rather than doubling: the pool is the largest
+                // control-plane cost per prefix, and copying it costs amortised
+                // four entries per entry added.
+                self.pool.reserve_exact((start / 4).max(cap as usize));
+            }
+            self.pool.extend_from_within(meta.start as usize..(meta.start + meta.load) as usize);
+            self.pool.resize(start + cap as usize, Member::default());
+            self.garbage += meta.cap as usize;
+            // Compaction keeps the pool below 1.25 times the members plus one
+            // region, far below 2³² entries for any FIB the 32-bit arena can hold.
+            self.meta[b].start = start as u32;
+            self.meta[b].cap = cap;
+        }
+        let meta = &mut self.meta[b];
+        self.pool[(meta.start + meta.load) as usize] = m;
+        meta.load += 1;
+        if self.garbage > self.total / 4 + 64 {
+            self.compact();
+        }
+    }
+
+    /// Drops the garbage: packs the regions in block order, with a sixteenth more
+    /// room for regions that grow. Regions keep their capacity — trimmed to their
+    /// loads, every block would move again at its next insert and refill the
+    /// garbage. Linear in the pool; runs when the garbage passes a quarter of the
+    /// members (so amortised O(1) per entry of garbage) and after a build.
+    fn compact(&mut self) {
+        let used: usize = self.meta.iter().map(|m| m.cap as usize).sum();
+        let mut pool = Vec::with_capacity(used + used / 16);
+        for meta in &mut self.meta {
+            let start = pool.len();
+            pool.extend_from_slice(&self.pool[meta.start as usize..][..meta.cap as usize]);
+            meta.start = start as u32;
+        }
+        self.pool = pool;
+        self.garbage = 0;
+    }
+
+    fn detach(&mut self, b: usize, h: &NameHashes, r: PrefixRef) {
         let u = h.len();
-        for i in 0..K {
-            let bit = self.bit_of(h.get(i, u));
-            if self.bump(b, bit, false) == 0 {
+        let bits = self.bits(h, u);
+        if self.expand {
+            let meta = self.meta[b];
+            let members = &mut self.pool[meta.start as usize..][..meta.load as usize];
+            if let Some(at) = members.iter().position(|m| m.prefix == r) {
+                members.swap(at, members.len() - 1);
+            }
+            self.meta[b].load -= 1;
+            let members = self.members(b);
+            let unused: Vec<usize> = bits.into_iter().filter(|&bit| !members.iter().any(|m| (0..K).any(|i| m.bit(i) == bit))).collect();
+            for bit in unused {
                 self.blocks[b].set(bit, false);
             }
-        }
-        self.meta[b].load -= 1;
-        if self.expand {
-            let next = arena.link(r);
-            if self.meta[b].head == r {
-                self.meta[b].head = next;
-            } else {
-                let mut at = self.meta[b].head;
-                while arena.link(at) != r {
-                    at = arena.link(at);
+        } else {
+            self.meta[b].load -= 1;
+            for bit in bits {
+                if self.bump(b, bit, false) == 0 {
+                    self.blocks[b].set(bit, false);
                 }
-                arena.set_link(at, next);
             }
         }
     }
@@ -309,66 +467,99 @@ impl Pbf {
         c2
     }
 
+    /// Whether block `b` is over the threshold and due for an expansion attempt.
+    #[inline]
+    fn overflows(&self, b: usize) -> bool {
+        let meta = &self.meta[b];
+        meta.load > self.threshold && meta.load >= meta.retry_at
+    }
+
     /// Expands overflowing blocks, starting at `b`, until none that can be relieved
     /// is left (a move can overflow its target block in turn).
-    fn relieve(&mut self, b: usize, arena: &mut PrefixArena) {
+    fn relieve(&mut self, b: usize, arena: &PrefixArena) {
         let mut work = vec![b];
         while let Some(b) = work.pop() {
-            if self.meta[b].load <= self.threshold || self.meta[b].load < self.meta[b].retry_at {
+            if !self.overflows(b) {
                 continue;
             }
-            // The block's prefixes, with their hashes and arrival level.
-            let mut members = Vec::with_capacity(self.meta[b].load as usize);
-            let mut at = self.meta[b].head;
-            while at != 0 {
-                let h = NameHashes::from_encoded(arena.bytes(at));
-                let (_, level) = self.place(&h, h.len());
-                members.push((h, level, at));
-                at = arena.link(at);
-            }
-            // Caesar's rule (a build inserting shortest first): expand at the length
-            // l where the count of prefixes of at most l components first exceeds
-            // t, i.e. the longest l that leaves at most t behind. A live insert may
-            // be followed by shorter prefixes, which only an expansion below this
-            // one could move — and that needs a rebuild, because the prefixes this
-            // one moved live elsewhere — so it expands at the shortest length that
-            // moves anything. Either way l lies above the block's existing expansions.
-            let map = self.blocks[b].map();
-            let lowest = if map == 0 { 2 } else { 63 - map.leading_zeros() as usize + 3 };
-            let longest = members.iter().map(|(h, _, _)| h.len()).max().unwrap_or(0).min(MAX_EXPANSION);
-            let moved = |l: usize| members.iter().filter(|(h, level, _)| *level < l && h.len() >= l).count();
-            let t = self.threshold as usize;
-            let l = if self.live {
-                (lowest..=longest).find(|&l| moved(l) > 0)
-            } else {
-                (lowest..=longest).rev().find(|&l| members.len() - moved(l) <= t).or(Some(lowest))
-            }
-            .unwrap_or(usize::MAX);
-            let movable = |&(ref h, level, _): &(NameHashes, usize, PrefixRef)| level < l && h.len() >= l;
-            if l > longest || moved(l) == 0 {
+            let Some(l) = self.expansion_length(b) else {
                 self.stuck += 1;
                 self.live_stuck += u64::from(self.live);
                 self.meta[b].retry_at = self.meta[b].load * 2;
                 continue;
-            }
+            };
             self.expansions += 1;
-            for m in members.iter().filter(|m| movable(m)) {
-                self.detach(b, &m.0, m.2, arena);
+            let meta = self.meta[b];
+            let members = &mut self.pool[meta.start as usize..][..meta.load as usize];
+            let movers: Vec<Member> = members.iter().copied().filter(|m| m.moves_at(l)).collect();
+            // Keep the staying members at the front of the region, in order.
+            let mut kept = 0;
+            for i in 0..members.len() {
+                if !members[i].moves_at(l) {
+                    members[kept] = members[i];
+                    kept += 1;
+                }
             }
-            self.blocks[b].set(l - 2, true);
-            for m in members.iter().filter(|m| movable(m)) {
-                let (to, _) = self.place(&m.0, m.0.len());
-                self.attach(to, &m.0, m.2, arena);
-                if self.meta[to].load > self.threshold {
+            // The bits the staying members set are exactly the block's bits now.
+            let block = &mut self.blocks[b];
+            block.clear_filter();
+            for m in &members[..kept] {
+                for i in 0..K {
+                    block.set(m.bit(i), true);
+                }
+            }
+            block.set(l - 2, true);
+            self.meta[b].load = kept as u32;
+            for m in &movers {
+                arena.prefetch(m.prefix);
+            }
+            for m in movers {
+                // The member reached `b` below `l` and no other expansion of `b`
+                // lies between, so it now continues from l's block.
+                let h = NameHashes::from_encoded(arena.bytes(m.prefix));
+                let (to, level) = self.place_from(&h, h.len(), self.block_of(h.prefix(l)), l);
+                for i in 0..K {
+                    self.blocks[to].set(m.bit(i), true);
+                }
+                self.add_member(to, m.with_level(level));
+                if self.overflows(to) {
                     work.push(to);
                 }
             }
         }
     }
 
+    /// Where to expand overflowing block `b`, from its members alone; `None` when
+    /// no expansion above the block's existing ones would move any of them.
+    fn expansion_length(&self, b: usize) -> Option<usize> {
+        let members = self.members(b);
+        // Caesar's rule (a build inserting shortest first): expand at the length
+        // l where the count of prefixes of at most l components first exceeds
+        // t, i.e. the longest l that leaves at most t behind. A live insert may
+        // be followed by shorter prefixes, which only an expansion below this
+        // one could move — and that needs a rebuild, because the prefixes this
+        // one moved live elsewhere — so it expands at the shortest length that
+        // moves anything. Either way l lies above the block's existing expansions.
+        let map = self.blocks[b].map();
+        let lowest = if map == 0 { 2 } else { 63 - map.leading_zeros() as usize + 3 };
+        let longest = members.iter().map(|m| m.len()).max().unwrap_or(0).min(MAX_EXPANSION);
+        let moved = |l: usize| members.iter().filter(|m| m.moves_at(l)).count();
+        let t = self.threshold as usize;
+        let l = if self.live {
+            (lowest..=longest).find(|&l| moved(l) > 0)
+        } else {
+            (lowest..=longest).rev().find(|&l| members.len() - moved(l) <= t).or(Some(lowest))
+        }?;
+        (l <= longest && moved(l) > 0).then_some(l)
+    }
+
     /// Marks whether inserts come live (in any order) or from a shortest-first
-    /// rebuild, which may fill blocks up to the threshold.
+    /// rebuild, which may fill blocks up to the threshold. The end of a rebuild
+    /// packs the member pool.
     pub fn set_live(&mut self, live: bool) {
+        if live && !self.live && self.expand {
+            self.compact();
+        }
         self.live = live;
     }
 
@@ -388,8 +579,10 @@ impl Pbf {
         self.blocks.len()
     }
 
+    /// Bytes held, member-pool garbage included.
     pub fn heap_bytes(&self) -> usize {
-        self.blocks.capacity() * 64 + self.counters.capacity() + self.meta.capacity() * std::mem::size_of::<BlockMeta>()
+        let pool = self.pool.capacity() * std::mem::size_of::<Member>();
+        self.blocks.capacity() * 64 + self.counters.capacity() + self.meta.capacity() * std::mem::size_of::<BlockMeta>() + pool
     }
 
     /// The Bloom filter proper, the part forwarding reads.
@@ -453,5 +646,91 @@ mod tests {
         assert_eq!(p.bump(0, 6, false), 1);
         assert_eq!(p.bump(0, 6, false), 0);
         assert_eq!(p.bump(0, 5, false), SATURATED, "still stuck");
+    }
+
+    #[test]
+    fn member_packs_bits_length_and_level() {
+        let m = Member::new(7, [32, 511], 12, 3);
+        assert_eq!((m.prefix, m.bit(0), m.bit(1), m.len(), m.level()), (7, 32, 511, 12, 3));
+        let long = Member::new(9, [40, 41], 300, MAX_EXPANSION);
+        assert_eq!((long.len(), long.level()), (CLAMP, MAX_EXPANSION), "lengths saturate");
+        let moved = long.with_level(5);
+        assert_eq!((moved.prefix, moved.bit(0), moved.bit(1), moved.len(), moved.level()), (9, 40, 41, CLAMP, 5));
+        assert!(moved.moves_at(6) && !moved.moves_at(5), "moves only above its level");
+        assert!(!m.moves_at(13), "nor past its length");
+    }
+
+    fn name(components: &[&str]) -> NameHashes {
+        let mut value = Vec::new();
+        for c in components {
+            value.extend_from_slice(&[8, c.len() as u8]);
+            value.extend_from_slice(c.as_bytes());
+        }
+        NameHashes::from_encoded(&value)
+    }
+
+    /// The members of every block are exactly the prefixes placed there, and each
+    /// block's filter bits are exactly its members' bits.
+    fn check_members(p: &Pbf, placed: &[(NameHashes, PrefixRef)]) {
+        let mut expect = vec![Vec::new(); p.blocks.len()];
+        for (h, r) in placed {
+            let (b, level) = p.place(h, h.len());
+            expect[b].push(Member::new(*r, p.bits(h, h.len()), h.len(), level));
+        }
+        for (b, want) in expect.iter_mut().enumerate() {
+            let mut got = p.members(b).to_vec();
+            got.sort_by_key(|m| m.prefix);
+            want.sort_by_key(|m| m.prefix);
+            assert_eq!(&got, want, "block {b}");
+            assert_eq!(p.meta[b].load as usize, want.len());
+            let mut block = p.blocks[b];
+            let bits: Vec<usize> = want.iter().flat_map(|m| (0..K).map(move |i| m.bit(i))).collect();
+            assert!(bits.iter().all(|&bit| block.get(bit)), "block {b} lacks a member's bit");
+            for bit in bits {
+                block.set(bit, false);
+            }
+            assert_eq!(block.0[0], block.map(), "block {b} sets bits no member sets");
+            assert_eq!(block.0[1..], [0; 7], "block {b} sets bits no member sets");
+        }
+    }
+
+    #[test]
+    fn expansion_moves_members_and_removal_clears_only_unshared_bits() {
+        let mut arena = PrefixArena::default();
+        let mut p = Pbf::new(1000, true);
+        let mut placed = Vec::new();
+        // Everything under one first component: its block must expand, live.
+        for i in 0..200 {
+            let comps = ["com".to_string(), format!("site{}", i % 40), format!("page{i}")];
+            let comps: Vec<&str> = comps.iter().map(String::as_str).collect();
+            let h = name(&comps[..2 + i % 2]);
+            let mut value = Vec::new();
+            for c in &comps[..2 + i % 2] {
+                value.extend_from_slice(&[8, c.len() as u8]);
+                value.extend_from_slice(c.as_bytes());
+            }
+            if placed.iter().any(|(q, _): &(NameHashes, PrefixRef)| q.prefix(q.len()) == h.prefix(h.len()) && q.len() == h.len()) {
+                continue;
+            }
+            let r = arena.push(&value);
+            p.insert(&h, r, &arena);
+            placed.push((h, r));
+        }
+        assert!(p.expansions > 0);
+        check_members(&p, &placed);
+        assert!(p.pool.len() > placed.len(), "regions moved as they grew");
+        p.compact();
+        let caps: usize = p.meta.iter().map(|m| m.cap as usize).sum();
+        assert_eq!((p.pool.len(), p.garbage), (caps, 0));
+        check_members(&p, &placed);
+        for (h, _) in &placed {
+            let (b, _) = p.place(h, h.len());
+            assert!(p.contains(b, h, h.len()), "no false negative");
+        }
+        while placed.len() > 50 {
+            let (h, r) = placed.swap_remove(placed.len() / 3);
+            p.remove(&h, r);
+            check_members(&p, &placed);
+        }
     }
 }
