@@ -5,15 +5,16 @@
 //! Every lookup is an exact-name hash probe; nothing ordered is kept, because an
 //! ordered index of 10^5 names cost more than the rest of an exchange together
 //! (each insert and eviction walked a B-tree of long, shared-prefix names). A
-//! CanBePrefix Interest is served the way NDN-DPDK's CS serves it, through
-//! **indirect entries**: when Data answers a pending CanBePrefix Interest whose name
-//! is a proper prefix of the Data's, the engine records the Interest's name as an
-//! indirect entry pointing at the cached Data ([`Cs::insert_indirect`]). A later
-//! CanBePrefix Interest for that prefix — a consumer repeating a discovery, a second
-//! consumer asking the same thing — finds it with one probe. A CanBePrefix Interest
-//! for a prefix no earlier Interest asked for misses and goes upstream, which is
-//! always a correct answer for a cache; exact names and implicit digests never miss
-//! while their Data is cached.
+//! CanBePrefix Interest is served through **indirect entries**, as NDN-DPDK's CS
+//! serves it: a cached packet is recorded as the answer for its [`MAX_INDIRECT`]
+//! longest proper prefixes (the newest packet under a prefix answers it), and the
+//! engine adds the name of any CanBePrefix Interest the packet satisfied
+//! ([`Cs::insert_indirect`]), so discovery one to four components above a cached
+//! packet, or repeated exactly, is one probe. A CanBePrefix Interest for a prefix
+//! further up (or the root) that no earlier Interest asked for misses and goes
+//! upstream, which is always a correct answer for a cache; exact names and implicit
+//! digests never miss while their Data is cached. The price is up to
+//! [`MAX_INDIRECT`] extra index entries per packet, inserted and removed with it.
 //!
 //! Entries keep only the Data's wire encoding, its name (a view into that same
 //! buffer), the freshness deadline and links; recency is an index-linked list
@@ -30,7 +31,8 @@ use trajan_wire::{Data, Interest, Name};
 use crate::ilist::{Linked, Links, List, NIL};
 use crate::slab::Slab;
 
-/// Indirect entries one cached packet keeps at most (NDN-DPDK keeps 4 as well).
+/// Indirect entries one cached packet keeps at most, and how many components above
+/// a packet its own prefixes are registered (NDN-DPDK keeps 4 indirect entries too).
 /// Bounds the index at (1 + this) × capacity names whatever the traffic.
 pub const MAX_INDIRECT: usize = 4;
 
@@ -164,6 +166,7 @@ impl Cs {
                 d.name = name.clone();
                 d.fresh_until = fresh_until;
                 self.touch(idx);
+                self.register_prefixes(idx, &data.name);
                 return;
             }
             Some(Slot::Indirect(i)) => self.remove_indirect(i),
@@ -176,10 +179,54 @@ impl Cs {
         let idx = self.direct.insert(entry).idx;
         self.lru.push_front(&mut self.direct, idx);
         self.index.insert_unique(hash, (hash, Slot::Direct(idx)), |&(h, _)| h);
+        self.register_prefixes(idx, &data.name);
+    }
+
+    /// Makes the packet just cached at `idx` the answer to CanBePrefix Interests for
+    /// its [`MAX_INDIRECT`] longest proper prefixes (not the root): a consumer that
+    /// fetched `/obj/v=1/seg=0` lets the next one discover `/obj/v=1` or `/obj` from
+    /// here, as NFD's ordered CS would. The newest packet under a prefix answers it,
+    /// which also keeps the freshest answer in place for MustBeFresh. A packet named
+    /// exactly like the prefix keeps answering it instead.
+    fn register_prefixes(&mut self, idx: u32, name: &Name) {
+        let n = name.len();
+        for k in (n.saturating_sub(MAX_INDIRECT).max(1)..n).rev() {
+            let prefix = name.prefix_value(k);
+            let hash = self.hasher.hash_one(prefix);
+            match self.find(hash, prefix) {
+                Some(Slot::Direct(_)) => {}
+                Some(Slot::Indirect(i)) => self.retarget(i, idx),
+                None => self.add_indirect(idx, name.value().slice(..prefix.len()), hash),
+            }
+        }
+    }
+
+    /// Points indirect entry `i` at the packet `target`, when `target` has room for it.
+    fn retarget(&mut self, i: u32, target: u32) {
+        let old = self.indirect.at(i).target;
+        if old == target {
+            return;
+        }
+        let Some(free) = self.direct.at(target).indirect.iter().position(|&r| r == NIL) else { return };
+        if let Some(r) = self.direct.at_mut(old).indirect.iter_mut().find(|r| **r == i) {
+            *r = NIL;
+        }
+        self.direct.at_mut(target).indirect[free] = i;
+        self.indirect.at_mut(i).target = target;
+    }
+
+    /// A new indirect entry for the name `name` (hashed `hash`, not yet in the
+    /// index) answered by `target`, when `target` has room for it.
+    fn add_indirect(&mut self, target: u32, name: Bytes, hash: u64) {
+        let Some(free) = self.direct.at(target).indirect.iter().position(|&r| r == NIL) else { return };
+        let i = self.indirect.insert(Indirect { name, hash, target }).idx;
+        self.direct.at_mut(target).indirect[free] = i;
+        self.index.insert_unique(hash, (hash, Slot::Indirect(i)), |&(h, _)| h);
     }
 
     /// Records that a CanBePrefix Interest for `prefix` was answered by the cached
-    /// packet named `data_name`, so the next such Interest is answered from here.
+    /// packet named `data_name`, so the next such Interest is answered from here even
+    /// when the prefix is more than [`MAX_INDIRECT`] components above the packet.
     /// Does nothing when the packet is not cached, the prefix already has an entry,
     /// `prefix` is not a proper prefix of `data_name`, or the packet already has
     /// [`MAX_INDIRECT`] indirect entries.
@@ -189,14 +236,10 @@ impl Cs {
         }
         let target_hash = self.hasher.hash_one(data_name.value().as_ref());
         let Some(Slot::Direct(target)) = self.find(target_hash, data_name.value()) else { return };
-        let Some(free) = self.direct.at(target).indirect.iter().position(|&i| i == NIL) else { return };
         let hash = self.hasher.hash_one(prefix.value().as_ref());
-        if self.find(hash, prefix.value()).is_some() {
-            return;
+        if self.find(hash, prefix.value()).is_none() {
+            self.add_indirect(target, prefix.value().clone(), hash);
         }
-        let i = self.indirect.insert(Indirect { name: prefix.value().clone(), hash, target }).idx;
-        self.direct.at_mut(target).indirect[free] = i;
-        self.index.insert_unique(hash, (hash, Slot::Indirect(i)), |&(h, _)| h);
     }
 
     /// The cached Data (its wire encoding) that satisfies `interest`, marking it
@@ -334,18 +377,21 @@ mod tests {
     #[test]
     fn exact_versus_can_be_prefix() {
         let mut cs = Cs::new(10);
-        insert(&mut cs, "/a/b/c", None, &["/a/b", "/"], 0);
+        insert(&mut cs, "/a/b/c", None, &["/"], 0);
         assert_eq!(get(&mut cs, "/a/b/c", false, false, 0).as_deref(), Some("/a/b/c"));
         assert_eq!(get(&mut cs, "/a/b", false, false, 0), None, "a prefix needs CanBePrefix");
         assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"));
-        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/a/b/c"));
+        assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/b/c"));
+        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/a/b/c"), "the root only once an Interest asked for it");
         assert_eq!(get(&mut cs, "/a/b/c", true, false, 0).as_deref(), Some("/a/b/c"), "a name is its own prefix");
-        assert_eq!(get(&mut cs, "/a", true, false, 0), None, "no CanBePrefix Interest for /a was answered");
         assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None);
         assert_eq!(get(&mut cs, "/a/bb", true, false, 0), None);
         assert_eq!(get(&mut cs, "/a/9=b", true, false, 0), None, "component type matters");
-        assert_eq!((cs.hits(), cs.misses()), (4, 5));
-        assert_eq!(cs.indirect_len(), 2);
+        assert_eq!((cs.hits(), cs.misses()), (5, 4));
+        assert_eq!(cs.indirect_len(), 3);
+        insert(&mut cs, "/a/x", None, &[], 0);
+        assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/x"), "the newest packet under a prefix answers it");
+        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"));
     }
 
     #[test]
@@ -353,24 +399,29 @@ mod tests {
         let mut cs = Cs::new(10);
         let d = data("/a/b/c/d/e/f", None, b"");
         cs.insert(&d, 0);
-        for p in ["/a/bb", "/a/b/c/d/e/f", "/a/b/c/d/e/f/g"] {
-            cs.insert_indirect(&name(p), &d.name);
-        }
-        assert_eq!(cs.indirect_len(), 0, "only proper prefixes of the Data's name");
-        cs.insert_indirect(&name("/a"), &name("/x/y"));
-        assert_eq!(cs.indirect_len(), 0, "only for cached Data");
-        for p in ["/", "/a", "/a/b", "/a/b/c", "/a/b/c/d", "/a/b/c/d/e"] {
-            cs.insert_indirect(&name(p), &d.name);
-        }
-        assert_eq!(cs.indirect_len(), MAX_INDIRECT);
+        assert_eq!(cs.indirect_len(), MAX_INDIRECT, "the longest proper prefixes, up to the bound");
+        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
+        assert_eq!(get(&mut cs, "/a", true, false, 0), None, "five components up");
         cs.insert_indirect(&name("/a"), &d.name);
-        assert_eq!(cs.indirect_len(), MAX_INDIRECT, "one entry per prefix");
+        assert_eq!(cs.indirect_len(), MAX_INDIRECT, "no room left on the packet");
+        let short = data("/p/q", None, b"");
+        cs.insert(&short, 0);
+        assert_eq!(cs.indirect_len(), MAX_INDIRECT + 1);
+        for p in ["/x", "/p/q", "/p/q/r"] {
+            cs.insert_indirect(&name(p), &short.name);
+        }
+        cs.insert_indirect(&name("/p"), &name("/y/z"));
+        assert_eq!(cs.indirect_len(), MAX_INDIRECT + 1, "only new proper prefixes of cached Data");
+        cs.insert_indirect(&Name::root(), &short.name);
+        assert_eq!(cs.indirect_len(), MAX_INDIRECT + 2);
+        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/p/q"));
     }
 
     #[test]
     fn a_packet_of_the_exact_name_replaces_an_indirect_entry() {
         let mut cs = Cs::new(10);
-        insert(&mut cs, "/p/v1", None, &["/p"], 0);
+        insert(&mut cs, "/p/v1", None, &[], 0);
+        assert_eq!(cs.indirect_len(), 1);
         insert(&mut cs, "/p", None, &[], 0);
         assert_eq!(cs.indirect_len(), 0);
         assert_eq!(get(&mut cs, "/p", true, false, 0).as_deref(), Some("/p"), "the shorter name comes first in canonical order");
@@ -494,30 +545,23 @@ mod tests {
     proptest! {
         /// Every answer satisfies the Interest (ndn-cxx's rule plus freshness); an
         /// exact name or full name never misses while a usable packet is cached; a
-        /// CanBePrefix Interest hits exactly when the packet recorded for its name
-        /// (the latest cached packet that answered that prefix) is usable.
+        /// CanBePrefix Interest for a non-root prefix at most [`MAX_INDIRECT`]
+        /// components above some cached packet, and not itself a cached packet's
+        /// name, hits when the newest packet cached under it is usable.
         #[test]
         fn lookup_agrees_with_reference(
-            cached in proptest::collection::vec((arb_name(4), proptest::option::of(0u64..20), any::<u8>(), arb_name(3)), 0..20),
+            cached in proptest::collection::vec((arb_name(6), proptest::option::of(0u64..20), any::<u8>()), 0..20),
             queries in proptest::collection::vec((arb_name(5), any::<bool>(), any::<bool>(), any::<prop::sample::Index>(), any::<bool>()), 1..20),
             now in 0u64..25,
         ) {
             let mut cs = Cs::new(64);
+            // Cached packets in insertion order (a replaced name moves to the end).
             let mut model: Vec<(Data, u64)> = Vec::new();
-            let mut indirect: Vec<(Name, Name)> = Vec::new();
-            for (n, fresh, c, p) in cached {
+            for (n, fresh, c) in cached {
                 let d = data(&n.to_string(), fresh, &[c]);
                 model.retain(|(m, _)| m.name != d.name);
                 model.push((d.clone(), fresh.unwrap_or(0)));
                 cs.insert(&d, 0);
-                indirect.retain(|(prefix, _)| *prefix != d.name);
-                let counted = indirect.iter().filter(|(_, t)| *t == d.name).count();
-                if p.len() < d.name.len() && p.is_prefix_of(&d.name) && counted < MAX_INDIRECT
-                    && !indirect.iter().any(|(prefix, _)| *prefix == p) && !model.iter().any(|(m, _)| m.name == p)
-                {
-                    indirect.push((p.clone(), d.name.clone()));
-                }
-                cs.insert_indirect(&p, &d.name);
             }
             for (n, cbp, mbf, pick, by_digest) in queries {
                 // Some queries ask for a cached packet's full name.
@@ -528,7 +572,12 @@ mod tests {
                 let i = interest(&n, cbp, mbf);
                 let usable = |d: &Data, fresh_ms: u64| matches_data(&i, d) && (!mbf || now < fresh_ms);
                 let exact = model.iter().any(|(d, f)| (d.name == n || d.full_name() == n) && usable(d, *f));
-                let by_prefix = cbp && indirect.iter().any(|(prefix, t)| *prefix == n && model.iter().any(|(d, f)| d.name == *t && usable(d, *f)));
+                let newest_under = model
+                    .iter()
+                    .rev()
+                    .find(|(d, _)| !n.is_empty() && n.len() < d.name.len() && d.name.len() - n.len() <= MAX_INDIRECT && n.is_prefix_of(&d.name));
+                let named_so = model.iter().any(|(d, _)| d.name == n);
+                let by_prefix = cbp && !named_so && newest_under.is_some_and(|(d, f)| usable(d, *f));
                 match answer(&mut cs, &n, cbp, mbf, now) {
                     Some(got) => {
                         let f = model.iter().find(|(d, _)| d.name == got.name).map(|(_, f)| *f);
