@@ -6,11 +6,11 @@
 //! ordered index of 10^5 names cost more than the rest of an exchange together
 //! (each insert and eviction walked a B-tree of long, shared-prefix names). A
 //! CanBePrefix Interest is served through **indirect entries**, as NDN-DPDK's CS
-//! serves it: a cached packet is recorded as the answer for its [`MAX_INDIRECT`]
+//! serves it: a cached packet is recorded as the answer for its [`PREFIX_LEVELS`]
 //! longest proper prefixes (the newest packet under a prefix answers it), and the
 //! engine adds the name of any CanBePrefix Interest the packet satisfied
-//! ([`Cs::insert_indirect`]), so discovery one to four components above a cached
-//! packet, or repeated exactly, is one probe. A CanBePrefix Interest for a prefix
+//! ([`Cs::insert_indirect`], up to [`MAX_INDIRECT`] entries per packet), so
+//! discovery one component above a cached packet, or repeated exactly, is one probe. A CanBePrefix Interest for a prefix
 //! further up (or the root) that no earlier Interest asked for misses and goes
 //! upstream, which is always a correct answer for a cache; exact names and implicit
 //! digests never miss while their Data is cached. The price is up to
@@ -31,10 +31,17 @@ use trajan_wire::{Data, Interest, Name};
 use crate::ilist::{Linked, Links, List, NIL};
 use crate::slab::Slab;
 
-/// Indirect entries one cached packet keeps at most, and how many components above
-/// a packet its own prefixes are registered (NDN-DPDK keeps 4 indirect entries too).
+/// Indirect entries one cached packet keeps at most (NDN-DPDK keeps 4 as well).
 /// Bounds the index at (1 + this) × capacity names whatever the traffic.
 pub const MAX_INDIRECT: usize = 4;
+
+/// How many of a packet's longest proper prefixes it answers as soon as it is
+/// cached: its parent, so a CanBePrefix Interest one component above an exactly
+/// fetched packet is a hit, as in NFD. Each level costs an indirect entry created
+/// and later removed per packet (in the worst-case benchmark one level took the CS
+/// insert from ≈ 270 to ≈ 430–900 ns, two levels to ≈ 850–930), so deeper
+/// discovery relies on [`Cs::insert_indirect`]: a repeated discovery hits.
+pub const PREFIX_LEVELS: usize = 1;
 
 /// A cached packet.
 struct Direct {
@@ -183,14 +190,14 @@ impl Cs {
     }
 
     /// Makes the packet just cached at `idx` the answer to CanBePrefix Interests for
-    /// its [`MAX_INDIRECT`] longest proper prefixes (not the root): a consumer that
-    /// fetched `/obj/v=1/seg=0` lets the next one discover `/obj/v=1` or `/obj` from
-    /// here, as NFD's ordered CS would. The newest packet under a prefix answers it,
+    /// its [`PREFIX_LEVELS`] longest proper prefixes (not the root): a consumer that
+    /// fetched `/obj/v=1/seg=0` lets the next one ask `/obj/v=1` with CanBePrefix
+    /// and be answered from here, as NFD's ordered CS would. The newest packet under a prefix answers it,
     /// which also keeps the freshest answer in place for MustBeFresh. A packet named
     /// exactly like the prefix keeps answering it instead.
     fn register_prefixes(&mut self, idx: u32, name: &Name) {
         let n = name.len();
-        for k in (n.saturating_sub(MAX_INDIRECT).max(1)..n).rev() {
+        for k in (n.saturating_sub(PREFIX_LEVELS).max(1)..n).rev() {
             let prefix = name.prefix_value(k);
             let hash = self.hasher.hash_one(prefix);
             match self.find(hash, prefix) {
@@ -226,7 +233,7 @@ impl Cs {
 
     /// Records that a CanBePrefix Interest for `prefix` was answered by the cached
     /// packet named `data_name`, so the next such Interest is answered from here even
-    /// when the prefix is more than [`MAX_INDIRECT`] components above the packet.
+    /// when the prefix is more than [`PREFIX_LEVELS`] components above the packet.
     /// Does nothing when the packet is not cached, the prefix already has an entry,
     /// `prefix` is not a proper prefix of `data_name`, or the packet already has
     /// [`MAX_INDIRECT`] indirect entries.
@@ -380,18 +387,17 @@ mod tests {
         insert(&mut cs, "/a/b/c", None, &["/"], 0);
         assert_eq!(get(&mut cs, "/a/b/c", false, false, 0).as_deref(), Some("/a/b/c"));
         assert_eq!(get(&mut cs, "/a/b", false, false, 0), None, "a prefix needs CanBePrefix");
-        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"));
-        assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/b/c"));
-        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/a/b/c"), "the root only once an Interest asked for it");
+        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"), "the parent, at once");
+        assert_eq!(get(&mut cs, "/a", true, false, 0), None, "two components up, and no Interest asked for it");
+        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/a/b/c"), "the root once an Interest asked for it");
         assert_eq!(get(&mut cs, "/a/b/c", true, false, 0).as_deref(), Some("/a/b/c"), "a name is its own prefix");
         assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None);
         assert_eq!(get(&mut cs, "/a/bb", true, false, 0), None);
         assert_eq!(get(&mut cs, "/a/9=b", true, false, 0), None, "component type matters");
-        assert_eq!((cs.hits(), cs.misses()), (5, 4));
-        assert_eq!(cs.indirect_len(), 3);
-        insert(&mut cs, "/a/x", None, &[], 0);
-        assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/x"), "the newest packet under a prefix answers it");
-        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"));
+        assert_eq!((cs.hits(), cs.misses()), (4, 5));
+        assert_eq!(cs.indirect_len(), 2);
+        insert(&mut cs, "/a/b/x", None, &[], 0);
+        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/x"), "the newest packet under a prefix answers it");
     }
 
     #[test]
@@ -399,22 +405,20 @@ mod tests {
         let mut cs = Cs::new(10);
         let d = data("/a/b/c/d/e/f", None, b"");
         cs.insert(&d, 0);
-        assert_eq!(cs.indirect_len(), MAX_INDIRECT, "the longest proper prefixes, up to the bound");
-        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
-        assert_eq!(get(&mut cs, "/a", true, false, 0), None, "five components up");
-        cs.insert_indirect(&name("/a"), &d.name);
-        assert_eq!(cs.indirect_len(), MAX_INDIRECT, "no room left on the packet");
-        let short = data("/p/q", None, b"");
-        cs.insert(&short, 0);
-        assert_eq!(cs.indirect_len(), MAX_INDIRECT + 1);
-        for p in ["/x", "/p/q", "/p/q/r"] {
-            cs.insert_indirect(&name(p), &short.name);
+        assert_eq!(cs.indirect_len(), PREFIX_LEVELS, "the longest proper prefixes");
+        assert_eq!(get(&mut cs, "/a/b/c/d/e", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
+        assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None, "two components up");
+        for p in ["/a/bb", "/a/b/c/d/e/f", "/a/b/c/d/e/f/g", "/a/b/c/d/e"] {
+            cs.insert_indirect(&name(p), &d.name);
         }
-        cs.insert_indirect(&name("/p"), &name("/y/z"));
-        assert_eq!(cs.indirect_len(), MAX_INDIRECT + 1, "only new proper prefixes of cached Data");
-        cs.insert_indirect(&Name::root(), &short.name);
-        assert_eq!(cs.indirect_len(), MAX_INDIRECT + 2);
-        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/p/q"));
+        cs.insert_indirect(&name("/a"), &name("/x/y"));
+        assert_eq!(cs.indirect_len(), PREFIX_LEVELS, "only new proper prefixes of cached Data");
+        for p in ["/", "/a", "/a/b", "/a/b/c", "/a/b/c/d"] {
+            cs.insert_indirect(&name(p), &d.name);
+        }
+        assert_eq!(cs.indirect_len(), MAX_INDIRECT, "no more than the packet's bound");
+        assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
+        assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None, "past the bound");
     }
 
     #[test]
@@ -545,7 +549,7 @@ mod tests {
     proptest! {
         /// Every answer satisfies the Interest (ndn-cxx's rule plus freshness); an
         /// exact name or full name never misses while a usable packet is cached; a
-        /// CanBePrefix Interest for a non-root prefix at most [`MAX_INDIRECT`]
+        /// CanBePrefix Interest for a non-root prefix at most [`PREFIX_LEVELS`]
         /// components above some cached packet, and not itself a cached packet's
         /// name, hits when the newest packet cached under it is usable.
         #[test]
@@ -575,7 +579,7 @@ mod tests {
                 let newest_under = model
                     .iter()
                     .rev()
-                    .find(|(d, _)| !n.is_empty() && n.len() < d.name.len() && d.name.len() - n.len() <= MAX_INDIRECT && n.is_prefix_of(&d.name));
+                    .find(|(d, _)| !n.is_empty() && n.len() < d.name.len() && d.name.len() - n.len() <= PREFIX_LEVELS && n.is_prefix_of(&d.name));
                 let named_so = model.iter().any(|(d, _)| d.name == n);
                 let by_prefix = cbp && !named_so && newest_under.is_some_and(|(d, f)| usable(d, *f));
                 match answer(&mut cs, &n, cbp, mbf, now) {
