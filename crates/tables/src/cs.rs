@@ -192,9 +192,9 @@ impl Cs {
     /// Makes the packet just cached at `idx` the answer to CanBePrefix Interests for
     /// its [`PREFIX_LEVELS`] longest proper prefixes (not the root): a consumer that
     /// fetched `/obj/v=1/seg=0` lets the next one ask `/obj/v=1` with CanBePrefix
-    /// and be answered from here, as NFD's ordered CS would. The newest packet under a prefix answers it,
-    /// which also keeps the freshest answer in place for MustBeFresh. A packet named
-    /// exactly like the prefix keeps answering it instead.
+    /// and be answered from here, as NFD's ordered CS would. The newest packet under
+    /// a prefix answers it, which also keeps the freshest answer in place for
+    /// MustBeFresh. A packet named exactly like the prefix keeps answering it instead.
     fn register_prefixes(&mut self, idx: u32, name: &Name) {
         let n = name.len();
         for k in (n.saturating_sub(PREFIX_LEVELS).max(1)..n).rev() {

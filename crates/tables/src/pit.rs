@@ -178,6 +178,21 @@ struct Stored {
     armed_ms: u64,
 }
 
+/// What taking an entry out of the table must undo besides freeing its slab slot.
+#[derive(Clone, Copy)]
+struct Indexed {
+    timer: TimerId,
+    hash: u64,
+    selectors: usize,
+    digest: bool,
+}
+
+impl Stored {
+    fn indexed(&self) -> Indexed {
+        Indexed { timer: self.timer, hash: self.hash, selectors: self.selectors, digest: self.digest }
+    }
+}
+
 /// The entries of one name: slab indices by selector combination, `NIL` where none.
 struct Bucket {
     hash: u64,
@@ -329,26 +344,21 @@ impl Pit {
     /// Removes an entry (satisfied, Nacked or given up on) and cancels its timer.
     pub fn remove(&mut self, id: PitId) -> Option<PitEntry> {
         let stored = self.entries.remove(id.0)?;
-        self.unindex(id, &stored);
+        self.forget(id, stored.indexed());
         Some(stored.entry)
     }
 
     /// Removes an entry the caller has finished reading, dropping it in place rather
     /// than moving it out (an entry is several hundred bytes). Returns whether it existed.
     pub fn discard(&mut self, id: PitId) -> bool {
-        let Some(stored) = self.entries.get(id.0) else { return false };
-        let (timer, hash, sel, digest) = (stored.timer, stored.hash, stored.selectors, stored.digest);
+        let Some(indexed) = self.entries.get(id.0).map(Stored::indexed) else { return false };
         self.entries.discard(id.0);
-        self.forget(id, timer, hash, sel, digest);
+        self.forget(id, indexed);
         true
     }
 
-    fn unindex(&mut self, id: PitId, stored: &Stored) {
-        self.forget(id, stored.timer, stored.hash, stored.selectors, stored.digest);
-    }
-
     /// Cancels a removed entry's timer and takes it out of the index and the counts.
-    fn forget(&mut self, id: PitId, timer: TimerId, hash: u64, sel: usize, digest: bool) {
+    fn forget(&mut self, id: PitId, Indexed { timer, hash, selectors: sel, digest }: Indexed) {
         self.timers.cancel(timer);
         let idx = id.0.idx;
         if let Ok(mut b) = self.index.find_entry(hash, |b| b.ids[sel] == idx) {
