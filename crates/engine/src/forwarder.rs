@@ -206,7 +206,7 @@ impl Forwarder {
             nexthops.push(hit.map_or_else(SmallVec::new, |(_, e)| e.nexthops.clone()));
         });
         for (w, hops) in waiting.drain(..).zip(nexthops) {
-            self.forward_new(now, w.id, w.ingress, w.ingress_local, &w.wire, &hops, out);
+            self.forward_new(now, &w, &hops, out);
         }
     }
 
@@ -300,17 +300,18 @@ impl Forwarder {
             }
             return None;
         }
+        let waiting = Waiting { name: &received.name, id, ingress, ingress_local: local, wire };
         if interest.forwarding_hint.is_some() {
             let nexthops = self.fib_nexthops(interest);
-            self.forward_new(now, id, ingress, local, &wire, &nexthops, out);
+            self.forward_new(now, &waiting, &nexthops, out);
             return None;
         }
-        Some(Waiting { name: &received.name, id, ingress, ingress_local: local, wire })
+        Some(waiting)
     }
 
     /// Asks the strategy where a PIT entry's Interest goes and sends it there.
-    #[allow(clippy::too_many_arguments)]
-    fn forward_new(&mut self, now: u64, id: PitId, ingress: FaceId, ingress_local: bool, wire: &Bytes, nexthops: &[NextHop], out: &mut Vec<Outgoing>) {
+    fn forward_new(&mut self, now: u64, w: &Waiting<'_>, nexthops: &[NextHop], out: &mut Vec<Outgoing>) {
+        let Waiting { id, ingress, ingress_local, ref wire, .. } = *w;
         // Gone when an earlier Interest of the same burst, from the same face, was
         // Nacked NoRoute and took the entry with it; that Nack answered this one too.
         let Some(entry) = self.pit.get(id) else { return };
@@ -451,7 +452,7 @@ impl Forwarder {
             }
             if entry.must_be_fresh() && stale_soon {
                 for o in &entry.out_records {
-                    self.dead_nonces.add(&entry.interest.name, o.nonce, now);
+                    self.dead_nonces.add(entry.name(), o.nonce, now);
                 }
             }
             self.pit.discard(id);
