@@ -16,6 +16,7 @@
 
 pub mod dispatch_key;
 mod driver;
+pub mod encap;
 mod error;
 mod framing;
 mod inbound;

@@ -114,8 +114,8 @@ pub enum AugustusError {
     /// A fragment: its ICN header is incomplete or absent, and Trajan does not reassemble.
     #[error("IPv4 fragment")]
     Ipv4Fragment,
-    /// The IPv4 payload is another protocol.
-    #[error("IPv4 protocol {0} is not ICN")]
+    /// The IPv4 payload is another protocol than the one asked for.
+    #[error("IPv4 protocol {0} is not the one expected (253 for ICN)")]
     NotIcn(u8),
     /// The IPv4 header checksum does not verify.
     #[error("IPv4 header checksum mismatch")]
@@ -259,7 +259,7 @@ impl Packet {
     /// Bytes past the IPv4 total length (Ethernet padding) are ignored; IPv4 options
     /// are skipped and not kept.
     pub fn decode_ipv4(datagram: &Bytes) -> Result<(Ipv4Header, Self), AugustusError> {
-        let (ip, range) = Ipv4Header::parse(datagram)?;
+        let (ip, range) = Ipv4Header::parse(datagram, IPPROTO_ICN)?;
         let packet = Packet::decode(&datagram.slice(range))?;
         Ok((ip, packet))
     }
@@ -369,7 +369,7 @@ impl Packet {
     /// Ethernet frame.
     pub fn encode_ipv4(&self, ip: &Ipv4Header) -> Bytes {
         let mut out = Vec::with_capacity(IPV4_HEADER_LEN + self.encoded_len());
-        ip.encode_into(&mut out, self.encoded_len());
+        out.extend_from_slice(&ip.to_bytes(self.encoded_len(), IPPROTO_ICN));
         self.encode_into(&mut out);
         Bytes::from(out)
     }
@@ -395,8 +395,15 @@ const IPV4_FRAGMENT_OFFSET: u16 = 0x1fff;
 
 /// RFC 1071 Internet checksum of a header (whose checksum field is zero when
 /// computing, or as received when verifying: then the result is 0).
-pub(crate) fn internet_checksum(header: &[u8]) -> u16 {
-    let mut sum: u32 = header.chunks(2).map(|w| u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]) as u32).sum();
+pub fn internet_checksum(header: &[u8]) -> u16 {
+    internet_checksum_of(&[header])
+}
+
+/// RFC 1071 Internet checksum over consecutive parts, as if concatenated (every
+/// part but the last must have even length): UDP's pseudo-header, header and
+/// payload. The 64-bit sum cannot overflow for any packet that fits in memory.
+pub fn internet_checksum_of(parts: &[&[u8]]) -> u16 {
+    let mut sum: u64 = parts.iter().flat_map(|p| p.chunks(2)).map(|w| u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]) as u64).sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -409,8 +416,10 @@ impl Ipv4Header {
         Ipv4Header { tos: 0, identification: 0, dont_fragment: true, ttl, src, dst }
     }
 
-    /// Validates the IPv4 header of `d` and returns it with the payload's byte range.
-    fn parse(d: &[u8]) -> Result<(Self, std::ops::Range<usize>), AugustusError> {
+    /// Validates the IPv4 header of `d` (version, lengths, no fragment, checksum,
+    /// the expected `protocol`) and returns it with the payload's byte range. Public
+    /// because the DPDK faces carry NDN over UDP/IPv4 with the same header rules.
+    pub fn parse(d: &[u8], protocol: u8) -> Result<(Self, std::ops::Range<usize>), AugustusError> {
         let first = *d.first().ok_or(AugustusError::Truncated)?;
         if first >> 4 != 4 {
             return Err(AugustusError::NotIpv4);
@@ -434,7 +443,7 @@ impl Ipv4Header {
         if frag & (IPV4_FLAG_MF | IPV4_FRAGMENT_OFFSET) != 0 {
             return Err(AugustusError::Ipv4Fragment);
         }
-        if header[9] != IPPROTO_ICN {
+        if header[9] != protocol {
             return Err(AugustusError::NotIcn(header[9]));
         }
         if internet_checksum(header) != 0 {
@@ -452,20 +461,20 @@ impl Ipv4Header {
         Ok((ip, ihl..total))
     }
 
-    fn encode_into(&self, out: &mut Vec<u8>, payload_len: usize) {
-        let start = out.len();
-        // payload_len <= MAX_PACKET_SIZE, so the total fits 16 bits.
-        let total = (IPV4_HEADER_LEN + payload_len) as u16;
-        let flags = if self.dont_fragment { IPV4_FLAG_DF } else { 0 };
-        out.extend_from_slice(&[0x45, self.tos]);
-        out.extend_from_slice(&total.to_be_bytes());
-        out.extend_from_slice(&self.identification.to_be_bytes());
-        out.extend_from_slice(&flags.to_be_bytes());
-        out.extend_from_slice(&[self.ttl, IPPROTO_ICN, 0, 0]);
-        out.extend_from_slice(&self.src.octets());
-        out.extend_from_slice(&self.dst.octets());
-        let sum = internet_checksum(&out[start..]);
-        out[start + 10..start + 12].copy_from_slice(&sum.to_be_bytes());
+    /// The option-less header of a datagram carrying `payload_len` bytes of
+    /// `protocol`, checksum included (`payload_len` at most [`MAX_PACKET_SIZE`] plus
+    /// link headers, so the total fits 16 bits).
+    pub fn to_bytes(&self, payload_len: usize, protocol: u8) -> [u8; IPV4_HEADER_LEN] {
+        let total = ((IPV4_HEADER_LEN + payload_len).min(u16::MAX as usize) as u16).to_be_bytes();
+        let flags = (if self.dont_fragment { IPV4_FLAG_DF } else { 0 }).to_be_bytes();
+        let id = self.identification.to_be_bytes();
+        let (s, d) = (self.src.octets(), self.dst.octets());
+        let mut h = [
+            0x45, self.tos, total[0], total[1], id[0], id[1], flags[0], flags[1], self.ttl, protocol, 0, 0, s[0], s[1], s[2], s[3], d[0], d[1], d[2], d[3],
+        ];
+        let sum = internet_checksum(&h);
+        h[10..12].copy_from_slice(&sum.to_be_bytes());
+        h
     }
 }
 

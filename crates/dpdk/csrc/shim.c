@@ -1,0 +1,150 @@
+/*
+ * Trajan's C shim over DPDK: DPDK's fast-path functions (rx/tx burst, mbuf
+ * allocation and accessors) are `static inline` in its headers, so Rust cannot link
+ * to them; each is wrapped here in a real function. Port set-up is here too, so the
+ * large configuration structures (rte_eth_conf, rte_eth_dev_info) never need a Rust
+ * mirror that could drift from the headers of the installed DPDK.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_eth_ring.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+int trajan_errno(void) { return rte_errno; }
+
+uint16_t trajan_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n) {
+    return rte_eth_rx_burst(port, queue, pkts, n);
+}
+
+uint16_t trajan_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n) {
+    return rte_eth_tx_burst(port, queue, pkts, n);
+}
+
+struct rte_mbuf *trajan_mbuf_alloc(struct rte_mempool *mp) { return rte_pktmbuf_alloc(mp); }
+
+void trajan_mbuf_free(struct rte_mbuf *m) { rte_pktmbuf_free(m); }
+
+/* The bytes of a one-segment mbuf; NULL for a chained one (Trajan's mempools hold
+ * a whole frame per mbuf, so chains only come from jumbo frames it does not take). */
+uint8_t *trajan_mbuf_data(struct rte_mbuf *m, uint16_t *len) {
+    if (m->nb_segs != 1) {
+        *len = 0;
+        return NULL;
+    }
+    *len = rte_pktmbuf_data_len(m);
+    return rte_pktmbuf_mtod(m, uint8_t *);
+}
+
+/* Room for `len` more bytes at the end of the mbuf's data, or NULL. */
+uint8_t *trajan_mbuf_append(struct rte_mbuf *m, uint16_t len) {
+    return (uint8_t *)rte_pktmbuf_append(m, len);
+}
+
+/*
+ * Configures and starts a port with `queues` RX and TX queues of `desc` descriptors
+ * each, receiving into `mp`. With more than one queue and hardware that supports
+ * it, RSS spreads flows over the queues by IP addresses and UDP ports. Fills `mac`
+ * with the port's address. Returns 0 or a negative errno; `why` names the failing step.
+ */
+int trajan_port_start(uint16_t port, uint16_t queues, uint16_t desc, struct rte_mempool *mp, uint8_t mac[6],
+                      const char **why) {
+    struct rte_eth_dev_info info;
+    struct rte_eth_conf conf;
+    int rc;
+    uint16_t q, nb_rxd = desc, nb_txd = desc;
+    struct rte_ether_addr addr;
+
+    memset(&conf, 0, sizeof(conf));
+    *why = "rte_eth_dev_info_get";
+    rc = rte_eth_dev_info_get(port, &info);
+    if (rc != 0)
+        return rc;
+    if (queues > info.max_rx_queues || queues > info.max_tx_queues) {
+        *why = "more queues than the port has";
+        return -EINVAL;
+    }
+    if (queues > 1 && info.flow_type_rss_offloads != 0) {
+        conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+        conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+    }
+    *why = "rte_eth_dev_configure";
+    rc = rte_eth_dev_configure(port, queues, queues, &conf);
+    if (rc != 0)
+        return rc;
+    *why = "rte_eth_dev_adjust_nb_rx_tx_desc";
+    rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+    if (rc != 0)
+        return rc;
+    for (q = 0; q < queues; q++) {
+        *why = "rte_eth_rx_queue_setup";
+        rc = rte_eth_rx_queue_setup(port, q, nb_rxd, rte_eth_dev_socket_id(port), NULL, mp);
+        if (rc != 0)
+            return rc;
+        *why = "rte_eth_tx_queue_setup";
+        rc = rte_eth_tx_queue_setup(port, q, nb_txd, rte_eth_dev_socket_id(port), NULL);
+        if (rc != 0)
+            return rc;
+    }
+    *why = "rte_eth_dev_start";
+    rc = rte_eth_dev_start(port);
+    if (rc != 0)
+        return rc;
+    /* Virtual devices may not support promiscuous mode; frames to our MAC still arrive. */
+    rte_eth_promiscuous_enable(port);
+    *why = "rte_eth_macaddr_get";
+    rc = rte_eth_macaddr_get(port, &addr);
+    if (rc != 0)
+        return rc;
+    memcpy(mac, addr.addr_bytes, 6);
+    *why = NULL;
+    return 0;
+}
+
+/* Port counters, in Trajan's order: in, out, missed, in errors, out errors, no mbuf. */
+int trajan_port_stats(uint16_t port, uint64_t out[6]) {
+    struct rte_eth_stats s;
+    int rc = rte_eth_stats_get(port, &s);
+    if (rc != 0)
+        return rc;
+    out[0] = s.ipackets;
+    out[1] = s.opackets;
+    out[2] = s.imissed;
+    out[3] = s.ierrors;
+    out[4] = s.oerrors;
+    out[5] = s.rx_nombuf;
+    return 0;
+}
+
+/*
+ * Two ethdev ports joined back to back by two rings (what one sends, the other
+ * receives): a virtual cable inside one process, for tests and the one-process
+ * benchmark. Returns 0 and the two port ids, or a negative errno.
+ */
+int trajan_ring_pair(const char *name, unsigned size, uint16_t ports[2]) {
+    char a_name[64], b_name[64], ab_name[64], ba_name[64];
+    struct rte_ring *ab, *ba;
+    int a, b;
+
+    snprintf(ab_name, sizeof(ab_name), "%s_ab", name);
+    snprintf(ba_name, sizeof(ba_name), "%s_ba", name);
+    snprintf(a_name, sizeof(a_name), "%s_a", name);
+    snprintf(b_name, sizeof(b_name), "%s_b", name);
+    ab = rte_ring_create(ab_name, size, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+    ba = rte_ring_create(ba_name, size, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (ab == NULL || ba == NULL)
+        return -rte_errno;
+    a = rte_eth_from_rings(a_name, &ba, 1, &ab, 1, rte_socket_id());
+    b = rte_eth_from_rings(b_name, &ab, 1, &ba, 1, rte_socket_id());
+    if (a < 0 || b < 0)
+        return -rte_errno;
+    ports[0] = (uint16_t)a;
+    ports[1] = (uint16_t)b;
+    return 0;
+}

@@ -1,0 +1,130 @@
+//! Packet buffers: pools and owned mbufs.
+
+use std::ptr::NonNull;
+
+use bytes::Bytes;
+
+use crate::{cstring, ffi, strerror, DpdkError, Eal};
+
+/// Bytes of frame an mbuf holds (2048: any 1500-byte-MTU Ethernet frame; jumbo
+/// frames are not taken), plus DPDK's 128-byte headroom: DPDK's default size.
+pub const DATA_ROOM: u16 = 2048 + 128;
+
+/// A pool of packet buffers, shared by the ports that receive into it. Never freed:
+/// received packets may be referenced (by the content store) for the process's life.
+#[derive(Debug)]
+pub struct Mempool {
+    ptr: NonNull<ffi::RteMempool>,
+}
+
+// SAFETY: a DPDK mempool is a multi-producer, multi-consumer structure designed to be
+// used from every thread; the pointer is never freed.
+unsafe impl Send for Mempool {}
+// SAFETY: as above, all operations on it are thread-safe.
+unsafe impl Sync for Mempool {}
+
+impl Mempool {
+    /// Creates a pool of `mbufs` buffers of `data_room` bytes, with a per-thread
+    /// cache for threads registered with EAL.
+    pub fn new(_eal: &Eal, name: &str, mbufs: u32, data_room: u16) -> Result<Mempool, DpdkError> {
+        let c = cstring(name)?;
+        let cache = 256.min(mbufs / 8);
+        // SAFETY: EAL is initialised (an Eal exists); c is a valid C string. -1 =
+        // SOCKET_ID_ANY.
+        let ptr = unsafe { ffi::rte_pktmbuf_pool_create(c.as_ptr(), mbufs, cache, 0, data_room, -1) };
+        match NonNull::new(ptr) {
+            Some(ptr) => Ok(Mempool { ptr }),
+            None => {
+                // SAFETY: reads DPDK's per-thread errno after the failed call.
+                let code = unsafe { ffi::trajan_errno() };
+                Err(DpdkError::Mempool { name: name.to_owned(), mbufs, reason: strerror(code) })
+            }
+        }
+    }
+
+    /// Buffers free in the pool (per-thread caches included).
+    pub fn available(&self) -> u32 {
+        // SAFETY: the pool pointer is valid for the process's life.
+        unsafe { ffi::rte_mempool_avail_count(self.as_ptr()) }
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut ffi::RteMempool {
+        self.ptr.as_ptr()
+    }
+
+    /// A fresh mbuf holding `len` bytes written by `fill`, or `None` when the pool is
+    /// empty or `len` exceeds the buffer.
+    pub fn frame(&self, len: usize, fill: impl FnOnce(&mut [u8])) -> Option<Mbuf> {
+        let len16 = u16::try_from(len).ok()?;
+        // SAFETY: the pool pointer is valid for the process's life.
+        let m = Mbuf { ptr: NonNull::new(unsafe { ffi::trajan_mbuf_alloc(self.as_ptr()) })? };
+        // SAFETY: m is a fresh, owned, one-segment mbuf; append returns a pointer to
+        // len writable bytes inside its buffer, or NULL (then m is dropped, freed).
+        let data = unsafe { ffi::trajan_mbuf_append(m.ptr.as_ptr(), len16) };
+        if data.is_null() {
+            return None;
+        }
+        // SAFETY: data points to len bytes inside the mbuf we own exclusively.
+        fill(unsafe { std::slice::from_raw_parts_mut(data, len) });
+        Some(m)
+    }
+}
+
+/// One frame in a DPDK buffer, owned: dropping it returns the buffer to its pool.
+#[derive(Debug)]
+pub struct Mbuf {
+    ptr: NonNull<ffi::RteMbuf>,
+}
+
+// SAFETY: an mbuf is owned by exactly one Mbuf; DPDK allows freeing it from any
+// thread (the pool is multi-producer).
+unsafe impl Send for Mbuf {}
+// SAFETY: shared access only reads the frame's bytes.
+unsafe impl Sync for Mbuf {}
+
+impl Mbuf {
+    /// Takes ownership of an mbuf DPDK handed over (from rx_burst).
+    ///
+    /// # Safety
+    /// `ptr` must be a valid mbuf that nothing else will use or free.
+    pub(crate) unsafe fn from_raw(ptr: NonNull<ffi::RteMbuf>) -> Mbuf {
+        Mbuf { ptr }
+    }
+
+    /// Gives the mbuf to DPDK (for tx_burst), which will free it.
+    pub(crate) fn into_raw(self) -> *mut ffi::RteMbuf {
+        let p = self.ptr.as_ptr();
+        std::mem::forget(self);
+        p
+    }
+
+    /// The frame, without copying: the engine parses these bytes, and whatever keeps
+    /// a slice of them (the content store) keeps the mbuf, which returns to its pool
+    /// when the last slice is dropped.
+    pub fn into_bytes(self) -> Bytes {
+        Bytes::from_owner(self)
+    }
+}
+
+impl AsRef<[u8]> for Mbuf {
+    /// The frame's bytes; empty for a chained (multi-segment) mbuf, which Trajan's
+    /// pools never produce and faces therefore drop.
+    fn as_ref(&self) -> &[u8] {
+        let mut len = 0u16;
+        // SAFETY: the mbuf is valid and owned by self; the returned pointer is to
+        // len bytes inside its buffer, valid while self lives.
+        let data = unsafe { ffi::trajan_mbuf_data(self.ptr.as_ptr(), &mut len) };
+        if data.is_null() {
+            return &[];
+        }
+        // SAFETY: see above; nothing writes the frame while it is shared.
+        unsafe { std::slice::from_raw_parts(data, len as usize) }
+    }
+}
+
+impl Drop for Mbuf {
+    fn drop(&mut self) {
+        // SAFETY: self owns the mbuf; it is freed exactly once.
+        unsafe { ffi::trajan_mbuf_free(self.ptr.as_ptr()) }
+    }
+}

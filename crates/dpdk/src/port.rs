@@ -1,0 +1,169 @@
+//! Ethdev ports and their queues.
+
+use std::os::raw::c_char;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crate::mbuf::{Mbuf, Mempool};
+use crate::{ffi, strerror, DpdkError, Eal};
+
+/// Most frames moved by one rx or tx burst (DPDK's customary 32).
+pub const BURST: usize = 32;
+
+/// A started ethdev port.
+#[derive(Debug)]
+pub struct Port {
+    id: u16,
+    queues: u16,
+    mac: [u8; 6],
+    pool: Arc<Mempool>,
+}
+
+/// The port's hardware counters (`rte_eth_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortStats {
+    pub in_packets: u64,
+    pub out_packets: u64,
+    /// Frames the port dropped because its RX queues were full.
+    pub missed: u64,
+    pub in_errors: u64,
+    pub out_errors: u64,
+    /// Receptions that failed for want of an mbuf in the pool.
+    pub no_mbuf: u64,
+}
+
+impl Port {
+    /// Configures port `id` with `queues` RX/TX queue pairs of `desc` descriptors
+    /// (RSS over them where the port supports it), receiving into `pool`, and starts it.
+    pub fn start(_eal: &Eal, id: u16, queues: u16, desc: u16, pool: Arc<Mempool>) -> Result<Port, DpdkError> {
+        let mut mac = [0u8; 6];
+        let mut why: *const c_char = std::ptr::null();
+        // SAFETY: EAL is running (an Eal exists); the pool is valid for the process's
+        // life; mac has room for 6 bytes; why receives a pointer to a static string.
+        let rc = unsafe { ffi::trajan_port_start(id, queues.max(1), desc, pool.as_ptr(), mac.as_mut_ptr(), &mut why) };
+        if rc != 0 {
+            let step = if why.is_null() {
+                "start".to_owned()
+            } else {
+                // SAFETY: the shim only stores pointers to string literals in why.
+                unsafe { std::ffi::CStr::from_ptr(why) }.to_string_lossy().into_owned()
+            };
+            return Err(DpdkError::Port { port: id, step, reason: strerror(rc) });
+        }
+        Ok(Port { id, queues: queues.max(1), mac, pool })
+    }
+
+    pub fn id(&self) -> u16 {
+        self.id
+    }
+
+    /// The port's MAC address, the source of the frames Trajan sends.
+    pub fn mac(&self) -> [u8; 6] {
+        self.mac
+    }
+
+    /// How many queue pairs the port was started with.
+    pub fn queues(&self) -> u16 {
+        self.queues
+    }
+
+    /// The pool frames are received into and sent from.
+    pub fn pool(&self) -> &Arc<Mempool> {
+        &self.pool
+    }
+
+    /// Queue pair `index` (below [`Port::queues`]), to be owned by one thread. Each
+    /// index must be taken once: two handles on one queue would race in DPDK.
+    pub fn queue(&self, index: u16) -> Option<Queue> {
+        (index < self.queues).then(|| Queue { port: self.id, queue: index, pool: Arc::clone(&self.pool), tx: Vec::with_capacity(BURST), dropped: 0 })
+    }
+
+    /// The port's counters, or zeros when the driver keeps none.
+    pub fn stats(&self) -> PortStats {
+        let mut v = [0u64; 6];
+        // SAFETY: v has room for the 6 counters the shim writes.
+        if unsafe { ffi::trajan_port_stats(self.id, v.as_mut_ptr()) } != 0 {
+            return PortStats::default();
+        }
+        PortStats { in_packets: v[0], out_packets: v[1], missed: v[2], in_errors: v[3], out_errors: v[4], no_mbuf: v[5] }
+    }
+}
+
+/// One RX/TX queue pair of a port, owned by one thread. Frames to send are buffered
+/// and go out in bursts of [`BURST`] or at [`Queue::flush`].
+#[derive(Debug)]
+pub struct Queue {
+    port: u16,
+    queue: u16,
+    pool: Arc<Mempool>,
+    tx: Vec<*mut ffi::RteMbuf>,
+    /// Frames the port refused since the last [`Queue::take_dropped`].
+    dropped: u64,
+}
+
+// SAFETY: a queue is used by one thread at a time (it is not Sync, and &mut self is
+// needed to touch it); the buffered mbufs are owned by it.
+unsafe impl Send for Queue {}
+
+impl Queue {
+    /// Receives up to [`BURST`] frames, appending them to `out`; returns how many.
+    pub fn rx_burst(&mut self, out: &mut Vec<Mbuf>) -> usize {
+        let mut raw = [std::ptr::null_mut::<ffi::RteMbuf>(); BURST];
+        // SAFETY: raw has room for BURST pointers; this Queue is the only user of
+        // (port, queue), so no other thread polls it.
+        let n = unsafe { ffi::trajan_rx_burst(self.port, self.queue, raw.as_mut_ptr(), BURST as u16) } as usize;
+        for &p in &raw[..n.min(BURST)] {
+            if let Some(p) = NonNull::new(p) {
+                // SAFETY: rx_burst hands over ownership of each returned mbuf.
+                out.push(unsafe { Mbuf::from_raw(p) });
+            }
+        }
+        n
+    }
+
+    /// Queues a frame of `len` bytes written by `fill`; sends a burst when full.
+    /// Returns false (and counts nothing itself) when no mbuf was available.
+    pub fn send(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
+        let Some(m) = self.pool.frame(len, fill) else { return false };
+        self.send_mbuf(m);
+        true
+    }
+
+    /// Queues a frame already in an mbuf (a testpmd-style forward without copying).
+    pub fn send_mbuf(&mut self, m: Mbuf) {
+        self.tx.push(m.into_raw());
+        if self.tx.len() >= BURST {
+            self.flush();
+        }
+    }
+
+    /// Frames the port refused (full TX ring) since the last call.
+    pub fn take_dropped(&mut self) -> u64 {
+        std::mem::take(&mut self.dropped)
+    }
+
+    /// Sends what is queued; frames the port does not take are freed and counted
+    /// (see [`Queue::take_dropped`]).
+    pub fn flush(&mut self) {
+        if self.tx.is_empty() {
+            return;
+        }
+        let n = self.tx.len().min(u16::MAX as usize);
+        // SAFETY: tx holds n owned mbufs; tx_burst takes ownership of the first
+        // `sent`, and we free the rest exactly once below.
+        let sent = unsafe { ffi::trajan_tx_burst(self.port, self.queue, self.tx.as_mut_ptr(), n as u16) } as usize;
+        let dropped = self.tx.len() - sent.min(self.tx.len());
+        for &p in &self.tx[sent.min(self.tx.len())..] {
+            // SAFETY: not taken by the port; still ours, freed once.
+            unsafe { ffi::trajan_mbuf_free(p) };
+        }
+        self.tx.clear();
+        self.dropped += dropped as u64;
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
