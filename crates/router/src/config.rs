@@ -30,6 +30,7 @@ pub struct Config {
     pub tables: TablesConfig,
     pub log: LogConfig,
     pub workers: WorkersConfig,
+    pub dpdk: DpdkConfig,
     #[serde(default)]
     pub routes: Vec<RouteConfig>,
     #[serde(default)]
@@ -71,6 +72,73 @@ pub struct WorkersConfig {
     /// The UDP-port-by-hash face (Augustus §3.1.2): at most one base address; the
     /// daemon listens on one port per worker from it, and each worker reads its own.
     pub udp_ports: Vec<SocketAddr>,
+}
+
+/// Kernel-bypass faces (DPDK; only in a `trajan` built with `--features dpdk`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DpdkConfig {
+    /// EAL's own arguments (`--vdev=...`, `-a PCI`, `--no-huge`, ...).
+    pub eal_args: Vec<String>,
+    /// Packet buffers in the one pool all ports share; 0 sizes it from the CS
+    /// capacity (every cached packet keeps its mbuf) plus the queues' descriptors.
+    pub mbufs: u32,
+    /// Descriptors per RX and per TX queue.
+    pub queue_size: u16,
+    /// The ports, each one face. Empty: DPDK is not started.
+    pub ports: Vec<DpdkPortConfig>,
+}
+
+/// One DPDK port: a point-to-point face to the device or host at its other end.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DpdkPortConfig {
+    /// The ethdev name: a vdev given in `eal_args` (`net_memif0`) or a PCI address.
+    pub name: String,
+    /// `ether` (NDN over Ethernet, 0x8624), `udp4` or `icn4` (Augustus, IPv4 protocol 253).
+    #[serde(default = "default_encap")]
+    pub encap: String,
+    /// Destination MAC of the frames sent; NDN's multicast group by default.
+    #[serde(default = "default_remote_mac")]
+    pub remote_mac: String,
+    /// IPv4 addresses and UDP ports (udp4, icn4).
+    #[serde(default = "default_local_ip")]
+    pub local_ip: std::net::Ipv4Addr,
+    #[serde(default = "default_remote_ip")]
+    pub remote_ip: std::net::Ipv4Addr,
+    #[serde(default = "ndn_port")]
+    pub local_port: u16,
+    #[serde(default = "ndn_port")]
+    pub remote_port: u16,
+}
+
+fn default_encap() -> String {
+    "ether".to_owned()
+}
+fn default_remote_mac() -> String {
+    "01:00:5e:00:17:aa".to_owned()
+}
+fn default_local_ip() -> std::net::Ipv4Addr {
+    std::net::Ipv4Addr::new(192, 0, 2, 1)
+}
+fn default_remote_ip() -> std::net::Ipv4Addr {
+    std::net::Ipv4Addr::new(192, 0, 2, 2)
+}
+fn ndn_port() -> u16 {
+    trajan_io::NDN_PORT
+}
+
+/// Parses `aa:bb:cc:dd:ee:ff`.
+pub fn parse_mac(s: &str) -> Result<[u8; 6], String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let mut mac = [0u8; 6];
+    if parts.len() != 6 {
+        return Err(format!("`{s}` is not a MAC address (aa:bb:cc:dd:ee:ff)"));
+    }
+    for (m, p) in mac.iter_mut().zip(parts) {
+        *m = u8::from_str_radix(p, 16).map_err(|_| format!("`{s}` is not a MAC address (aa:bb:cc:dd:ee:ff)"))?;
+    }
+    Ok(mac)
 }
 
 /// Logging.
@@ -148,8 +216,12 @@ impl Config {
         let invalid = |key: &str, message: String| ConfigError::Invalid { path: origin.to_owned(), key: key.to_owned(), message };
         for (i, r) in self.routes.iter().enumerate() {
             r.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("routes[{i}].prefix"), e.to_string()))?;
-            if !(r.face.starts_with("udp4://") || r.face.starts_with("tcp4://") || r.face.starts_with("udp6://") || r.face.starts_with("tcp6://")) {
-                return Err(invalid(&format!("routes[{i}].face"), format!("`{}` is not a udp4://, udp6://, tcp4:// or tcp6:// face URI", r.face)));
+            if let Some(dev) = r.face.strip_prefix("dev://") {
+                if !self.dpdk.ports.iter().any(|p| p.name == dev) {
+                    return Err(invalid(&format!("routes[{i}].face"), format!("`{}` names no port of dpdk.ports", r.face)));
+                }
+            } else if !(r.face.starts_with("udp4://") || r.face.starts_with("tcp4://") || r.face.starts_with("udp6://") || r.face.starts_with("tcp6://")) {
+                return Err(invalid(&format!("routes[{i}].face"), format!("`{}` is not a udp4://, udp6://, tcp4://, tcp6:// or dev:// (DPDK port) face URI", r.face)));
             }
             if r.udp_ports == 0 || (r.udp_ports > 1 && !r.face.starts_with("udp")) {
                 return Err(invalid(&format!("routes[{i}].udp_ports"), "must be 1, or more for a udp4:// or udp6:// face".to_owned()));
@@ -160,6 +232,10 @@ impl Config {
             if !matches!(s.strategy.as_str(), "best-route" | "multicast") {
                 return Err(invalid(&format!("strategies[{i}].strategy"), format!("unknown strategy `{}` (best-route, multicast)", s.strategy)));
             }
+        }
+        for (i, p) in self.dpdk.ports.iter().enumerate() {
+            p.encap.parse::<trajan_io::encap::Encap>().map_err(|e| invalid(&format!("dpdk.ports[{i}].encap"), e))?;
+            parse_mac(&p.remote_mac).map_err(|e| invalid(&format!("dpdk.ports[{i}].remote_mac"), e))?;
         }
         if self.workers.udp_ports.len() > 1 {
             return Err(invalid("workers.udp_ports", format!("{} base addresses given; one face of per-worker ports is supported", self.workers.udp_ports.len())));
@@ -188,6 +264,7 @@ struct PartialCheck {
     tables: Option<PartialTables>,
     log: Option<PartialLog>,
     workers: Option<PartialWorkers>,
+    dpdk: Option<PartialDpdk>,
     routes: Option<Vec<RouteConfig>>,
     strategies: Option<Vec<StrategyConfig>>,
 }
@@ -220,6 +297,16 @@ struct PartialWorkers {
     count: Option<usize>,
     cores: Option<Vec<usize>>,
     udp_ports: Option<Vec<SocketAddr>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PartialDpdk {
+    eal_args: Option<Vec<String>>,
+    mbufs: Option<u32>,
+    queue_size: Option<u16>,
+    ports: Option<Vec<DpdkPortConfig>>,
 }
 
 #[derive(Deserialize)]
@@ -303,6 +390,21 @@ mod tests {
         assert!(Config::parse("[tables]\nfib_variant = \"hash\"\n", "t").is_ok());
         let e = Config::parse("[tables]\nfib_variant = \"trie\"\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("tables.fib_variant"), "{e}");
+    }
+
+    #[test]
+    fn dpdk_ports_and_their_routes_are_checked() {
+        assert!(Config::default_config().dpdk.ports.is_empty());
+        let ok = "[dpdk]\neal_args = [\"--vdev=net_null0\"]\n[[dpdk.ports]]\nname = \"net_null0\"\n[[routes]]\nprefix = \"/a\"\nface = \"dev://net_null0\"\n";
+        let c = Config::parse(ok, "t").unwrap();
+        assert_eq!((c.dpdk.ports[0].encap.as_str(), c.dpdk.ports[0].local_port), ("ether", 6363));
+        let e = Config::parse("[[routes]]\nprefix = \"/a\"\nface = \"dev://nope\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("routes[0].face"), "{e}");
+        let e = Config::parse("[[dpdk.ports]]\nname = \"x\"\nencap = \"ip6\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("dpdk.ports[0].encap"), "{e}");
+        let e = Config::parse("[[dpdk.ports]]\nname = \"x\"\nremote_mac = \"1:2\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("dpdk.ports[0].remote_mac"), "{e}");
+        assert_eq!(parse_mac("02:00:00:00:0a:ff"), Ok([2, 0, 0, 0, 10, 255]));
     }
 
     #[test]

@@ -26,6 +26,11 @@ use crate::workers::{Change, FromWorker, Workers};
 /// Longest the loop sleeps in poll, so shutdown requests and timers are noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(100);
 
+/// With DPDK faces, the sockets are polled (without waiting) once every this many
+/// loop iterations: an epoll call per burst would cost more than the burst.
+#[cfg(feature = "dpdk")]
+const SOCKET_POLL_EVERY: u64 = 64;
+
 /// Errors that stop the daemon from starting.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -35,6 +40,8 @@ pub enum StartError {
     Route { prefix: String, face: String, message: String },
     #[error("workers: {0}")]
     Workers(String),
+    #[error("DPDK: {0}")]
+    Dpdk(String),
 }
 
 /// Everything one forwarding loop owns.
@@ -46,6 +53,13 @@ pub struct Daemon {
     pub mgmt: Management,
     /// The forwarding workers, when there are several.
     pub workers: Option<Workers>,
+    /// The DPDK faces, when `[dpdk]` configures ports: the loop then busy-polls.
+    #[cfg(feature = "dpdk")]
+    pub dpdk: Option<crate::dpdk::DpdkFaces>,
+    /// Loop iterations, to poll the sockets only every [`SOCKET_POLL_EVERY`]th
+    /// one while DPDK ports are busy-polled.
+    #[cfg(feature = "dpdk")]
+    spins: u64,
     epoch: Instant,
     events: Vec<IoEvent>,
     burst: Vec<(u32, Bytes)>,
@@ -75,18 +89,29 @@ impl Daemon {
             rib: Rib::new(0),
             mgmt: Management::new(),
             workers: None,
+            #[cfg(feature = "dpdk")]
+            dpdk: None,
+            #[cfg(feature = "dpdk")]
+            spins: 0,
             epoch: Instant::now(),
             events: Vec::with_capacity(256),
             burst: Vec::with_capacity(256),
             out: Vec::with_capacity(256),
             back: Vec::with_capacity(256),
         };
+        d.open_dpdk(cfg, placement.len())?;
         for r in &cfg.routes {
             let err = |message: String| StartError::Route { prefix: r.prefix.clone(), face: r.face.clone(), message };
-            let info = d.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports).map_err(|e| err(e.to_string()))?;
-            d.face_up(&info);
+            let face = match r.face.strip_prefix("dev://") {
+                Some(dev) => d.dpdk_face(dev).ok_or_else(|| err("no such DPDK port".to_owned()))?,
+                None => {
+                    let info = d.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports).map_err(|e| err(e.to_string()))?;
+                    d.face_up(&info);
+                    info.id
+                }
+            };
             let prefix: Name = r.prefix.parse().map_err(|e: trajan_wire::WireError| err(e.to_string()))?;
-            let route = Route { face: info.id, origin: ORIGIN_STATIC, cost: r.cost, flags: 1, expires_ms: None };
+            let route = Route { face, origin: ORIGIN_STATIC, cost: r.cost, flags: 1, expires_ms: None };
             d.rib.register(&mut d.fwd.fib, &prefix, route);
         }
         if placement.len() > 1 {
@@ -116,6 +141,42 @@ impl Daemon {
             tracing::info!(base = %h.base, ports = h.count, "UDP port-by-hash face: one port per worker");
         }
         Ok(d)
+    }
+
+    /// Opens the DPDK ports of `cfg` as faces (one forwarding thread only, for now).
+    #[cfg(feature = "dpdk")]
+    fn open_dpdk(&mut self, cfg: &Config, workers: usize) -> Result<(), StartError> {
+        if cfg.dpdk.ports.is_empty() {
+            return Ok(());
+        }
+        if workers > 1 {
+            return Err(StartError::Dpdk("DPDK faces forward on one thread for now: run with --workers 1 (workers.count = 1)".to_owned()));
+        }
+        let faces = crate::dpdk::DpdkFaces::open(cfg)?;
+        for id in faces.ids() {
+            self.fwd.add_face(id, FaceMeta { local: false, local_fields: false, point_to_point: true, ..Default::default() });
+        }
+        self.dpdk = Some(faces);
+        Ok(())
+    }
+
+    /// Without the `dpdk` feature, configured ports are an error, not silently ignored.
+    #[cfg(not(feature = "dpdk"))]
+    fn open_dpdk(&mut self, cfg: &Config, _workers: usize) -> Result<(), StartError> {
+        match cfg.dpdk.ports.is_empty() {
+            true => Ok(()),
+            false => Err(StartError::Dpdk("this trajan was built without DPDK: rebuild with `--features dpdk`".to_owned())),
+        }
+    }
+
+    /// The face of DPDK port `name`.
+    fn dpdk_face(&self, name: &str) -> Option<u32> {
+        #[cfg(feature = "dpdk")]
+        if let Some(d) = &self.dpdk {
+            return d.face_of(name);
+        }
+        let _ = name;
+        None
     }
 
     /// Milliseconds since the daemon started: the engine's clock.
@@ -154,22 +215,65 @@ impl Daemon {
         let deadline = [self.fwd.next_deadline(), self.rib.next_deadline()].into_iter().flatten().min();
         let timeout = deadline.map_or(MAX_POLL, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_POLL));
         let mut events = std::mem::take(&mut self.events);
-        self.io.poll(Some(timeout), &mut events)?;
-        let now = self.now_ms();
         self.burst.clear();
+        if self.poll_sockets() {
+            self.io.poll(Some(if self.busy_polling() { Duration::ZERO } else { timeout }), &mut events)?;
+        }
+        let now = self.now_ms();
         for ev in events.drain(..) {
             if let Some(p) = self.face_event(ev) {
                 self.burst.push(p);
             }
         }
         self.events = events;
+        #[cfg(feature = "dpdk")]
+        if let Some(d) = &mut self.dpdk {
+            d.poll(&mut self.burst);
+        }
         let burst = std::mem::take(&mut self.burst);
         self.forward(now, &burst);
         self.burst = burst;
         self.fwd.tick(now);
         self.rib.expire(&mut self.fwd.fib, now);
         self.io.flush();
+        #[cfg(feature = "dpdk")]
+        if let Some(d) = &mut self.dpdk {
+            d.flush();
+        }
         Ok(())
+    }
+
+    /// Whether the loop spins (DPDK ports must be polled) instead of sleeping in epoll.
+    fn busy_polling(&self) -> bool {
+        #[cfg(feature = "dpdk")]
+        if self.dpdk.is_some() {
+            return true;
+        }
+        false
+    }
+
+    /// Whether this iteration polls the sockets: always without DPDK; every
+    /// [`SOCKET_POLL_EVERY`]th iteration while spinning on DPDK ports.
+    fn poll_sockets(&mut self) -> bool {
+        #[cfg(feature = "dpdk")]
+        if self.dpdk.is_some() {
+            self.spins = self.spins.wrapping_add(1);
+            return self.spins % SOCKET_POLL_EVERY == 0;
+        }
+        true
+    }
+
+    /// Hands an outgoing packet to its DPDK face, or to the socket faces.
+    fn send(&mut self, face: u32, pkt: Bytes) {
+        #[cfg(feature = "dpdk")]
+        let pkt = match &mut self.dpdk {
+            Some(d) => match d.send(face, pkt) {
+                Some(p) => p,
+                None => return,
+            },
+            None => pkt,
+        };
+        self.io.send(face, pkt);
     }
 
     /// Applies a face coming or going; returns a received packet for the caller to
@@ -279,7 +383,7 @@ impl Daemon {
                         internal.push((INTERNAL_FACE, reply));
                     }
                 } else {
-                    self.io.send(o.face, o.pkt);
+                    self.send(o.face, o.pkt);
                 }
             }
             self.out = out;

@@ -5,6 +5,8 @@
 pub mod config;
 pub mod daemon;
 pub mod dispatch;
+#[cfg(feature = "dpdk")]
+pub mod dpdk;
 pub mod logging;
 pub mod mgmt;
 pub mod rib;

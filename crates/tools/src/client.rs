@@ -204,6 +204,16 @@ impl Client {
         r.with_context(|| format!("sending to the forwarder at {}", self.transport))
     }
 
+    /// The socket of a one-port UDP client, for tools that drive it in bursts
+    /// themselves once management is done (`trajan gen`'s producer registers its
+    /// prefix through the client, then answers on the same socket: the same face).
+    pub fn into_udp_socket(self) -> Option<UdpSocket> {
+        match self.link {
+            Link::Udp(s, None) => Some(s),
+            _ => None,
+        }
+    }
+
     /// Sends an Interest as given (callers set the Nonce; [`Pipeline`] does).
     pub fn send_interest(&mut self, interest: &Interest) -> anyhow::Result<()> {
         self.send_raw(&interest.encode())

@@ -1,11 +1,13 @@
 //! Trajan's client tools, as a library the `trajan` binary exposes as subcommands:
 //! `put`/`get` (segmented publish and fetch), `ping`, `load` (a bounded
-//! consumer–producer pair for throughput runs), and the management commands
+//! consumer–producer pair for throughput runs), `gen` (Augustus' traffic
+//! generator and sink, over UDP or DPDK ports), and the management commands
 //! `route`, `face` and `status`. They speak to any NFD-compatible forwarder (Trajan,
 //! NFD, ndnd) over its Unix socket, TCP or UDP, so they double as interoperability
 //! probes.
 
 pub mod client;
+pub mod gen;
 pub mod get;
 pub mod load;
 pub mod mgmt_cli;

@@ -84,8 +84,8 @@ impl Summary {
     }
 }
 
-/// The name of exchange `seq`.
-fn name_of(prefix: &Name, prefixes: u32, seq: u64) -> Name {
+/// The name of exchange `seq` (`trajan gen` names its traffic the same way).
+pub(crate) fn name_of(prefix: &Name, prefixes: u32, seq: u64) -> Name {
     let k = seq % u64::from(prefixes);
     prefix.append_generic(format!("p{k}").as_bytes()).append_generic(seq.to_string().as_bytes())
 }

@@ -39,6 +39,8 @@ enum Command {
     Ping(trajan_tools::ping::PingArgs),
     /// Measure exchanges/s through a router: a producer and a windowed consumer of unique names, bounded in count and time.
     Load(trajan_tools::load::LoadArgs),
+    /// Traffic generator and sink (Augustus §4): Interests at a target or maximum rate and a producer answering them, over UDP or DPDK ports; reports rates, losses and latency percentiles (--json).
+    Gen(trajan_tools::gen::GenArgs),
     /// Manage routes (the RIB): add, remove, list.
     Route(trajan_tools::mgmt_cli::RouteArgs),
     /// Manage faces: create, destroy, list.
@@ -63,6 +65,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Get(a)) => trajan_tools::get::run(a),
         Some(Command::Ping(a)) => trajan_tools::ping::run(a),
         Some(Command::Load(a)) => trajan_tools::load::run(a),
+        Some(Command::Gen(a)) => trajan_tools::gen::run(a),
         Some(Command::Route(a)) => trajan_tools::mgmt_cli::run_route(a),
         Some(Command::Face(a)) => trajan_tools::mgmt_cli::run_face(a),
         Some(Command::Status(a)) => trajan_tools::mgmt_cli::run_status(a),

@@ -1,0 +1,175 @@
+//! Where `trajan gen` sends and receives: a UDP socket to a forwarder, or a DPDK
+//! port (with `--features dpdk`). Both move packets in bursts without blocking, so
+//! one thread can drive a consumer and a producer side by side.
+
+use std::io::ErrorKind;
+use std::net::UdpSocket;
+
+use anyhow::{bail, Context};
+use bytes::Bytes;
+
+use crate::client::Client;
+use crate::transport::Transport;
+
+/// Most datagrams read per [`GenPort::recv`] call.
+const UDP_BURST: usize = 32;
+
+/// A non-blocking packet port.
+pub trait GenPort {
+    /// Queues or sends one NDN packet (or LpPacket); counts it as dropped when the
+    /// port has no room.
+    fn send(&mut self, pkt: &Bytes);
+    /// Appends the NDN packets that have arrived (at most one burst) to `out`.
+    fn recv(&mut self, out: &mut Vec<Bytes>);
+    /// Pushes out what is queued.
+    fn flush(&mut self);
+    /// Packets the port could not send.
+    fn dropped(&self) -> u64;
+}
+
+/// A port as given on the command line: `udp://HOST:PORT` (a forwarder's UDP face)
+/// or `dpdk:NAME` (an ethdev EAL knows, e.g. a `--vdev` of `--eal`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PortSpec {
+    Udp(String),
+    Dpdk(String),
+}
+
+impl std::str::FromStr for PortSpec {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        if let Some(name) = s.strip_prefix("dpdk:") {
+            if name.is_empty() {
+                bail!("`dpdk:` needs a port name, e.g. dpdk:net_memif0");
+            }
+            return Ok(PortSpec::Dpdk(name.to_owned()));
+        }
+        match s.parse::<Transport>() {
+            Ok(Transport::Udp(hp)) => Ok(PortSpec::Udp(hp)),
+            _ => bail!("port {s:?} is neither udp://HOST:PORT nor dpdk:NAME"),
+        }
+    }
+}
+
+/// A UDP socket connected to the forwarder: one face.
+pub struct UdpPort {
+    sock: UdpSocket,
+    buf: Vec<u8>,
+    dropped: u64,
+}
+
+impl UdpPort {
+    /// Connects to `hostport`; with a `prefix`, first registers it on this socket's
+    /// face (NFD's rib/register), so Interests under it come to this port.
+    pub fn open(hostport: &str, prefix: Option<&trajan_wire::Name>) -> anyhow::Result<UdpPort> {
+        let mut client = Client::connect(&Transport::Udp(hostport.to_owned()))?;
+        if let Some(p) = prefix {
+            client.register(p).with_context(|| format!("registering {p} at udp://{hostport}"))?;
+        }
+        let sock = client.into_udp_socket().context("a one-port UDP client has a socket")?;
+        sock.set_nonblocking(true)?;
+        Ok(UdpPort { sock, buf: vec![0; 65536], dropped: 0 })
+    }
+}
+
+impl GenPort for UdpPort {
+    fn send(&mut self, pkt: &Bytes) {
+        if self.sock.send(pkt).is_err() {
+            self.dropped += 1;
+        }
+    }
+
+    fn recv(&mut self, out: &mut Vec<Bytes>) {
+        for _ in 0..UDP_BURST {
+            match self.sock.recv(&mut self.buf) {
+                Ok(n) => out.push(Bytes::copy_from_slice(&self.buf[..n])),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                // ICMP port unreachable and the like: nothing to read now.
+                Err(_) => break,
+            }
+        }
+    }
+
+    fn flush(&mut self) {}
+
+    fn dropped(&self) -> u64 {
+        self.dropped
+    }
+}
+
+#[cfg(feature = "dpdk")]
+pub use dpdk::DpdkPorts;
+
+#[cfg(feature = "dpdk")]
+mod dpdk {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use trajan_dpdk::face::Face;
+    use trajan_dpdk::{Eal, EalConfig, Mempool, Port, DATA_ROOM};
+    use trajan_io::encap::{Link, LinkAddrs};
+
+    use super::GenPort;
+
+    /// EAL and the pool of the generator's DPDK ports.
+    pub struct DpdkPorts {
+        eal: Eal,
+        pool: Arc<Mempool>,
+    }
+
+    impl DpdkPorts {
+        /// Starts EAL with `args` and a pool for `ports` ports.
+        pub fn start(args: &[String]) -> anyhow::Result<DpdkPorts> {
+            let eal = Eal::init(&EalConfig { args: args.to_vec(), no_huge_mb: 256 })?;
+            eal.register_thread();
+            let pool = Arc::new(Mempool::new(&eal, "gen_pool", 32767, DATA_ROOM)?);
+            Ok(DpdkPorts { eal, pool })
+        }
+
+        /// Opens port `name` as a face speaking `link` (its local MAC is the port's).
+        pub fn open(&self, name: &str, mut link: Link) -> anyhow::Result<DpdkPort> {
+            let id = self.eal.port_id(name)?;
+            let port = Port::start(&self.eal, id, 1, 1024, Arc::clone(&self.pool))?;
+            link.addrs = LinkAddrs { local_mac: port.mac(), ..link.addrs };
+            let queue = port.queue(0).expect("started with one queue");
+            Ok(DpdkPort { face: Face::new(queue, link) })
+        }
+    }
+
+    /// One DPDK port of the generator.
+    pub struct DpdkPort {
+        face: Face,
+    }
+
+    impl GenPort for DpdkPort {
+        fn send(&mut self, pkt: &Bytes) {
+            self.face.send(pkt);
+        }
+
+        fn recv(&mut self, out: &mut Vec<Bytes>) {
+            self.face.recv(out);
+        }
+
+        fn flush(&mut self) {
+            self.face.flush();
+        }
+
+        fn dropped(&self) -> u64 {
+            self.face.counters.dropped_out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_specs() {
+        assert_eq!("udp://127.0.0.1:6363".parse::<PortSpec>().unwrap(), PortSpec::Udp("127.0.0.1:6363".into()));
+        assert_eq!("dpdk:net_memif0".parse::<PortSpec>().unwrap(), PortSpec::Dpdk("net_memif0".into()));
+        assert!("dpdk:".parse::<PortSpec>().is_err());
+        assert!("tcp://127.0.0.1:6363".parse::<PortSpec>().is_err());
+    }
+}
