@@ -12,6 +12,9 @@ echo "== building (release) =="
 cargo build --release --locked -p trajan
 echo "== cargo test =="
 TRAJAN_BIN="$PWD/target/release/trajan" cargo test --workspace --locked
+echo "== DPDK feature (virtual devices: net_ring, net_null, memif; no NIC, no hugepages) =="
+cargo test --locked -p trajan-dpdk
+cargo test --locked -p trajan --features dpdk --test gen
 echo "== interoperability (python-ndn, NDNts, ndnd) =="
 bash scripts/interop-setup.sh
 TRAJAN_BIN="$PWD/target/release/trajan" INTEROP_FORWARDER=trajan .interop/venv/bin/pytest tests/interop -q -p no:cacheprovider

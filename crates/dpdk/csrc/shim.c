@@ -107,6 +107,18 @@ int trajan_port_start(uint16_t port, uint16_t queues, uint16_t desc, struct rte_
     return 0;
 }
 
+/* 1 if the port's link is up, 0 if down, a negative errno on error. */
+int trajan_link_up(uint16_t port) {
+    struct rte_eth_link link;
+    int rc;
+
+    memset(&link, 0, sizeof(link));
+    rc = rte_eth_link_get_nowait(port, &link);
+    if (rc != 0)
+        return rc;
+    return link.link_status == RTE_ETH_LINK_UP;
+}
+
 /* Port counters, in Trajan's order: in, out, missed, in errors, out errors, no mbuf. */
 int trajan_port_stats(uint16_t port, uint64_t out[6]) {
     struct rte_eth_stats s;

@@ -4,6 +4,9 @@ use std::ffi::CString;
 use std::os::raw::c_char;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use nix::sched::{sched_getaffinity, sched_setaffinity};
+use nix::unistd::Pid;
+
 use crate::{cstring, ffi, strerror, DpdkError};
 
 /// Set by the first [`Eal::init`]: EAL cannot be started twice in one process.
@@ -42,7 +45,8 @@ impl EalConfig {
     /// Trajan processes can run at once (`--in-memory`, or `--no-shconf` without
     /// hugepages, which `--in-memory` refuses) unless a file prefix or process type
     /// is given; and the main lcore mapped to every CPU (EAL must not pin the calling
-    /// thread: Trajan places its own threads).
+    /// thread: Trajan places its own threads, and [`Eal::init`] restores the
+    /// caller's affinity).
     pub fn argv(&self) -> Vec<String> {
         let has = |flag: &str| self.args.iter().any(|a| a == flag || a.starts_with(&format!("{flag}=")));
         let mut argv = vec!["trajan".to_owned()];
@@ -73,6 +77,9 @@ impl Eal {
         let owned: Vec<CString> = args.iter().map(|a| cstring(a)).collect::<Result<_, _>>()?;
         let mut argv: Vec<*mut c_char> = owned.iter().map(|a| a.as_ptr() as *mut c_char).collect();
         tracing::info!(?args, "starting DPDK EAL");
+        // EAL sets the calling thread's affinity to its main lcore's CPUs; Trajan (or
+        // taskset) placed this thread already, so the placement is restored after.
+        let affinity = sched_getaffinity(Pid::from_raw(0)).ok();
         // SAFETY: argv holds argc valid NUL-terminated strings that outlive the call
         // (EAL may permute the pointer array, which we own, but not the strings).
         // STARTED guarantees this runs once per process.
@@ -86,6 +93,11 @@ impl Eal {
                 "Reserve hugepages (DPDK_HUGEPAGES=512 scripts/install-deps.sh) or add \"--no-huge\" to dpdk.eal_args; run as root."
             };
             return Err(DpdkError::EalInit { args, reason: strerror(code), hint });
+        }
+        if let Some(set) = affinity {
+            if let Err(e) = sched_setaffinity(Pid::from_raw(0), &set) {
+                tracing::warn!(%e, "cannot restore this thread's CPU affinity after EAL start");
+            }
         }
         Ok(Eal { args })
     }

@@ -24,6 +24,8 @@ extern "C" {
     pub fn rte_mempool_avail_count(mp: *const RteMempool) -> c_uint;
     pub fn rte_eth_dev_get_port_by_name(name: *const c_char, port_id: *mut u16) -> c_int;
     pub fn rte_eth_dev_count_avail() -> u16;
+    pub fn rte_eth_dev_stop(port_id: u16) -> c_int;
+    pub fn rte_eth_dev_start(port_id: u16) -> c_int;
 
     pub fn trajan_errno() -> c_int;
     pub fn trajan_rx_burst(port: u16, queue: u16, pkts: *mut *mut RteMbuf, n: u16) -> u16;
@@ -33,6 +35,7 @@ extern "C" {
     pub fn trajan_mbuf_data(m: *mut RteMbuf, len: *mut u16) -> *mut u8;
     pub fn trajan_mbuf_append(m: *mut RteMbuf, len: u16) -> *mut u8;
     pub fn trajan_port_start(port: u16, queues: u16, desc: u16, mp: *mut RteMempool, mac: *mut u8, why: *mut *const c_char) -> c_int;
+    pub fn trajan_link_up(port: u16) -> c_int;
     pub fn trajan_port_stats(port: u16, out: *mut u64) -> c_int;
     pub fn trajan_ring_pair(name: *const c_char, size: c_uint, ports: *mut u16) -> c_int;
 }

@@ -78,6 +78,29 @@ impl Port {
         (index < self.queues).then(|| Queue { port: self.id, queue: index, pool: Arc::clone(&self.pool), tx: Vec::with_capacity(BURST), dropped: 0 })
     }
 
+    /// Whether the link is up (a memif peer connected, a cable plugged in).
+    pub fn link_up(&self) -> bool {
+        // SAFETY: reads the link state of a started port into the shim's own struct.
+        unsafe { ffi::trajan_link_up(self.id) == 1 }
+    }
+
+    /// Stops and starts the port again, keeping its queues: a virtual device that
+    /// connects at start (a memif client whose server was not ready) tries again.
+    pub fn restart(&self) -> Result<(), DpdkError> {
+        let fail = |step: &str, rc: i32| DpdkError::Port { port: self.id, step: step.to_owned(), reason: strerror(rc) };
+        // SAFETY: the port is started and configured; stop/start keep its queues.
+        let rc = unsafe { ffi::rte_eth_dev_stop(self.id) };
+        if rc != 0 {
+            return Err(fail("rte_eth_dev_stop", rc));
+        }
+        // SAFETY: as above.
+        let rc = unsafe { ffi::rte_eth_dev_start(self.id) };
+        if rc != 0 {
+            return Err(fail("rte_eth_dev_start", rc));
+        }
+        Ok(())
+    }
+
     /// The port's counters, or zeros when the driver keeps none.
     pub fn stats(&self) -> PortStats {
         let mut v = [0u64; 6];

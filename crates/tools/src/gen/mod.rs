@@ -25,15 +25,18 @@ pub use producer::{Producer, ProducerStats};
 
 use crate::stop::stop_flag;
 
+/// How long the ports' links may take to come up.
+const LINK_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Arguments of `trajan gen`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct GenArgs {
     /// Name prefix of the traffic (`<prefix>/p<k>/<n>`)
     pub prefix: String,
-    /// Consumer port: udp://HOST:PORT (a forwarder's UDP face) or dpdk:NAME
+    /// Consumer port: udp://HOST:PORT (a forwarder's UDP face) or dpdk:NAME[@ENCAP]
     #[arg(long, value_name = "PORT")]
     pub consumer: Option<PortSpec>,
-    /// Producer port: udp://HOST:PORT (registers the prefix there) or dpdk:NAME
+    /// Producer port: udp://HOST:PORT (registers the prefix there) or dpdk:NAME[@ENCAP]
     #[arg(long, value_name = "PORT")]
     pub producer: Option<PortSpec>,
     /// Stop sending after this many Interests
@@ -66,7 +69,7 @@ pub struct GenArgs {
     /// EAL argument for DPDK ports (repeatable), e.g. --eal=--vdev=net_memif0,socket=/tmp/a.sock
     #[arg(long, allow_hyphen_values = true)]
     pub eal: Vec<String>,
-    /// Encapsulation on DPDK ports: ether (0x8624), udp4 or icn4 (Augustus, IPv4 protocol 253)
+    /// Encapsulation on DPDK ports without their own @ENCAP: ether (0x8624), udp4 or icn4 (Augustus, IPv4 protocol 253)
     #[arg(long, default_value = "ether")]
     pub encap: Encap,
     /// This end's IPv4 address on DPDK ports (udp4, icn4)
@@ -135,7 +138,7 @@ struct Ports {
 fn open_ports(args: &GenArgs, prefix: &Name) -> anyhow::Result<Ports> {
     #[cfg(feature = "dpdk")]
     let dpdk = match (&args.consumer, &args.producer) {
-        (Some(PortSpec::Dpdk(_)), _) | (_, Some(PortSpec::Dpdk(_))) => Some(ports::DpdkPorts::start(&args.eal)?),
+        (Some(PortSpec::Dpdk(..)), _) | (_, Some(PortSpec::Dpdk(..))) => Some(ports::DpdkPorts::start(&args.eal)?),
         _ => None,
     };
     let link = Link {
@@ -147,17 +150,43 @@ fn open_ports(args: &GenArgs, prefix: &Name) -> anyhow::Result<Ports> {
             None => None,
             Some(PortSpec::Udp(hp)) => Some(Box::new(UdpPort::open(hp, register)?)),
             #[cfg(feature = "dpdk")]
-            Some(PortSpec::Dpdk(name)) => Some(Box::new(dpdk.as_ref().expect("started above").open(name, link)?)),
+            Some(PortSpec::Dpdk(name, encap)) => {
+                let link = Link { encap: encap.unwrap_or(link.encap), ..link };
+                Some(Box::new(dpdk.as_ref().expect("started above").open(name, link)?))
+            }
             #[cfg(not(feature = "dpdk"))]
-            Some(PortSpec::Dpdk(_)) => {
+            Some(PortSpec::Dpdk(..)) => {
                 let _ = link;
                 bail!("this trajan was built without DPDK: rebuild with `--features dpdk`")
             }
         })
     };
-    let producer = open(&args.producer, Some(prefix))?;
     let consumer = open(&args.consumer, None)?;
+    let producer = open(&args.producer, Some(prefix))?;
     Ok(Ports { consumer, producer })
+}
+
+/// Waits until every port can carry packets, asking those that cannot to retry
+/// every second (a memif client refused by a server not yet started).
+fn wait_ready(ports: &mut Ports) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let mut retried = 0;
+    loop {
+        let elapsed = start.elapsed();
+        let retry = elapsed.as_secs() > retried;
+        retried = elapsed.as_secs();
+        let mut all = true;
+        for p in [&mut ports.consumer, &mut ports.producer].into_iter().flatten() {
+            all &= p.ready(retry)?;
+        }
+        if all {
+            return Ok(());
+        }
+        if elapsed >= LINK_TIMEOUT {
+            bail!("a DPDK port's link is still down after {LINK_TIMEOUT:?} (is its peer running?)");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Runs the generator until the consumer is done (or, with only a producer, for
@@ -172,6 +201,7 @@ pub fn generate(args: &GenArgs) -> anyhow::Result<Report> {
     }
     let names = if args.zipf > 0.0 { Names::Zipf(rand_distr::Zipf::new(args.names, args.zipf)?) } else { Names::Unique };
     let mut ports = open_ports(args, &prefix)?;
+    wait_ready(&mut ports)?;
     let stop = stop_flag(None)?;
     let duration = Duration::from_secs(args.duration);
     let lifetime = Duration::from_millis(args.lifetime);

@@ -7,6 +7,7 @@ use std::net::UdpSocket;
 
 use anyhow::{bail, Context};
 use bytes::Bytes;
+use trajan_io::encap::Encap;
 
 use crate::client::Client;
 use crate::transport::Transport;
@@ -25,25 +26,36 @@ pub trait GenPort {
     fn flush(&mut self);
     /// Packets the port could not send.
     fn dropped(&self) -> u64;
+    /// Whether the port can carry packets yet (a DPDK link is up: a memif peer may
+    /// take a moment to connect). `retry` asks a port that is not to try again.
+    fn ready(&mut self, retry: bool) -> anyhow::Result<bool> {
+        let _ = retry;
+        Ok(true)
+    }
 }
 
 /// A port as given on the command line: `udp://HOST:PORT` (a forwarder's UDP face)
-/// or `dpdk:NAME` (an ethdev EAL knows, e.g. a `--vdev` of `--eal`).
+/// or `dpdk:NAME[@ENCAP]` (an ethdev EAL knows, e.g. a `--vdev` of `--eal`, with its
+/// own encapsulation instead of `--encap`'s).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PortSpec {
     Udp(String),
-    Dpdk(String),
+    Dpdk(String, Option<Encap>),
 }
 
 impl std::str::FromStr for PortSpec {
     type Err = anyhow::Error;
 
     fn from_str(s: &str) -> anyhow::Result<Self> {
-        if let Some(name) = s.strip_prefix("dpdk:") {
+        if let Some(spec) = s.strip_prefix("dpdk:") {
+            let (name, encap) = match spec.rsplit_once('@') {
+                Some((n, e)) => (n, Some(e.parse::<Encap>().map_err(anyhow::Error::msg)?)),
+                None => (spec, None),
+            };
             if name.is_empty() {
                 bail!("`dpdk:` needs a port name, e.g. dpdk:net_memif0");
             }
-            return Ok(PortSpec::Dpdk(name.to_owned()));
+            return Ok(PortSpec::Dpdk(name.to_owned(), encap));
         }
         match s.parse::<Transport>() {
             Ok(Transport::Udp(hp)) => Ok(PortSpec::Udp(hp)),
@@ -133,13 +145,14 @@ mod dpdk {
             let port = Port::start(&self.eal, id, 1, 1024, Arc::clone(&self.pool))?;
             link.addrs = LinkAddrs { local_mac: port.mac(), ..link.addrs };
             let queue = port.queue(0).expect("started with one queue");
-            Ok(DpdkPort { face: Face::new(queue, link) })
+            Ok(DpdkPort { face: Face::new(queue, link), port })
         }
     }
 
     /// One DPDK port of the generator.
     pub struct DpdkPort {
         face: Face,
+        port: Port,
     }
 
     impl GenPort for DpdkPort {
@@ -158,6 +171,16 @@ mod dpdk {
         fn dropped(&self) -> u64 {
             self.face.counters.dropped_out
         }
+
+        fn ready(&mut self, retry: bool) -> anyhow::Result<bool> {
+            if self.port.link_up() {
+                return Ok(true);
+            }
+            if retry {
+                self.port.restart()?;
+            }
+            Ok(false)
+        }
     }
 }
 
@@ -168,7 +191,9 @@ mod tests {
     #[test]
     fn port_specs() {
         assert_eq!("udp://127.0.0.1:6363".parse::<PortSpec>().unwrap(), PortSpec::Udp("127.0.0.1:6363".into()));
-        assert_eq!("dpdk:net_memif0".parse::<PortSpec>().unwrap(), PortSpec::Dpdk("net_memif0".into()));
+        assert_eq!("dpdk:net_memif0".parse::<PortSpec>().unwrap(), PortSpec::Dpdk("net_memif0".into(), None));
+        assert_eq!("dpdk:0000:03:00.0@udp4".parse::<PortSpec>().unwrap(), PortSpec::Dpdk("0000:03:00.0".into(), Some(Encap::Udp4)));
+        assert!("dpdk:x@ip6".parse::<PortSpec>().is_err());
         assert!("dpdk:".parse::<PortSpec>().is_err());
         assert!("tcp://127.0.0.1:6363".parse::<PortSpec>().is_err());
     }
