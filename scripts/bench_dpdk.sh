@@ -20,16 +20,17 @@ GEN_CPU=${GEN_CPU:-0}
 FWD_CPU=${FWD_CPU:-1}
 DIR=$(mktemp -d /tmp/trajan-bench-dpdk.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$DIR"' EXIT
-GEN_ARGS=(/gen --duration 30 -w 256 --size 100 --json)
+GEN_ARGS=(/gen --duration 30 -w "${WINDOW:-256}" --size 100 --json)
+MEMIF=${MEMIF:-}
 EAL_GEN=(--eal=--no-pci --eal=--no-huge --eal=-m --eal=512)
 
 client_eal() { # the generator's two memif clients on $DIR/c.sock and $DIR/p.sock
-  echo "--eal=--vdev=net_memif0,role=client,socket=$DIR/c.sock,id=0" "--eal=--vdev=net_memif1,role=client,socket=$DIR/p.sock,id=0"
+  echo "--eal=--vdev=net_memif0,role=client,socket=$DIR/c.sock,id=0$MEMIF" "--eal=--vdev=net_memif1,role=client,socket=$DIR/p.sock,id=0$MEMIF"
 }
 
 run_direct() {
   taskset -c "$GEN_CPU" "$TRAJAN" gen "${GEN_ARGS[@]}" -c "$COUNT" --consumer dpdk:net_memif0 --producer dpdk:net_memif1 "${EAL_GEN[@]}" \
-    "--eal=--vdev=net_memif0,role=server,socket=$DIR/d.sock,id=0" "--eal=--vdev=net_memif1,role=client,socket=$DIR/d.sock,id=0" 2>"$DIR/direct.err" | tail -1 || tail -3 "$DIR/direct.err" >&2
+    "--eal=--vdev=net_memif0,role=server,socket=$DIR/d.sock,id=0$MEMIF" "--eal=--vdev=net_memif1,role=client,socket=$DIR/d.sock,id=0$MEMIF" 2>"$DIR/direct.err" | tail -1 || tail -3 "$DIR/direct.err" >&2
 }
 
 run_trajan() {
@@ -41,7 +42,7 @@ unix_path = ""
 [log]
 level = "warn"
 [dpdk]
-eal_args = ["--no-pci", "--no-huge", "-m", "1024", "--vdev=net_memif0,role=server,socket=$DIR/c.sock,id=0", "--vdev=net_memif1,role=server,socket=$DIR/p.sock,id=0"]
+eal_args = ["--no-pci", "--no-huge", "-m", "1024", "--vdev=net_memif0,role=server,socket=$DIR/c.sock,id=0$MEMIF", "--vdev=net_memif1,role=server,socket=$DIR/p.sock,id=0$MEMIF"]
 [[dpdk.ports]]
 name = "net_memif0"
 [[dpdk.ports]]
@@ -60,7 +61,7 @@ EOF
 
 run_testpmd() {
   dpdk-testpmd -l "$GEN_CPU,$FWD_CPU" --main-lcore "$GEN_CPU" --no-pci --no-huge -m 1024 --no-shconf \
-    "--vdev=net_memif0,role=server,socket=$DIR/c.sock,id=0" "--vdev=net_memif1,role=server,socket=$DIR/p.sock,id=0" \
+    "--vdev=net_memif0,role=server,socket=$DIR/c.sock,id=0$MEMIF" "--vdev=net_memif1,role=server,socket=$DIR/p.sock,id=0$MEMIF" \
     -- --forward-mode=io --auto-start --stats-period 5 --nb-cores=1 >"$DIR/testpmd.log" 2>&1 &
   local pid=$!
   sleep 2

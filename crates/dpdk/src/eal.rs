@@ -40,8 +40,8 @@ fn free_hugepages() -> u64 {
 }
 
 impl EalConfig {
-    /// The full argument list: a program name; `--no-huge -m N` when no hugepages
-    /// are free and the user did not choose; no files under /var/run/dpdk, so several
+    /// The full argument list: a program name; `--no-huge` when no hugepages are
+    /// free and the user did not choose, with `-m N` unless the user gave a size; no files under /var/run/dpdk, so several
     /// Trajan processes can run at once (`--in-memory`, or `--no-shconf` without
     /// hugepages, which `--in-memory` refuses) unless a file prefix or process type
     /// is given; and the main lcore mapped to every CPU (EAL must not pin the calling
@@ -52,7 +52,10 @@ impl EalConfig {
         let mut argv = vec!["trajan".to_owned()];
         let no_huge = has("--no-huge") || (!has("--huge-dir") && free_hugepages() == 0);
         if no_huge && !has("--no-huge") {
-            argv.extend(["--no-huge".to_owned(), "-m".to_owned(), self.no_huge_mb.max(64).to_string()]);
+            argv.push("--no-huge".to_owned());
+        }
+        if no_huge && !has("-m") && !has("--socket-mem") {
+            argv.extend(["-m".to_owned(), self.no_huge_mb.max(64).to_string()]);
         }
         if !has("--file-prefix") && !has("--proc-type") && !has("--in-memory") && !has("--no-shconf") {
             argv.push(if no_huge { "--no-shconf" } else { "--in-memory" }.to_owned());
@@ -166,5 +169,6 @@ mod tests {
         assert!(!a.contains(&"--in-memory".to_owned()) && !a.contains(&"--no-shconf".to_owned()));
         assert!(!a.iter().any(|x| x.starts_with("--lcores")));
         assert_eq!(a.iter().filter(|x| *x == "--no-huge").count(), 1);
+        assert!(a.windows(2).any(|w| w == ["-m", "256"]), "--no-huge without a size gets one: {a:?}");
     }
 }
