@@ -258,7 +258,7 @@ impl Daemon {
         #[cfg(feature = "dpdk")]
         if self.dpdk.is_some() {
             self.spins = self.spins.wrapping_add(1);
-            return self.spins % SOCKET_POLL_EVERY == 0;
+            return self.spins.is_multiple_of(SOCKET_POLL_EVERY);
         }
         true
     }

@@ -196,7 +196,7 @@ pub fn generate(args: &GenArgs) -> anyhow::Result<Report> {
     if args.consumer.is_none() && args.producer.is_none() {
         bail!("give --consumer PORT, --producer PORT or both");
     }
-    if !(args.rate >= 0.0 && args.rate.is_finite()) || !(args.zipf >= 0.0 && args.zipf.is_finite()) {
+    if !(args.rate >= 0.0 && args.rate.is_finite() && args.zipf >= 0.0 && args.zipf.is_finite()) {
         bail!("--rate and --zipf must be finite and not negative");
     }
     let names = if args.zipf > 0.0 { Names::Zipf(rand_distr::Zipf::new(args.names, args.zipf)?) } else { Names::Unique };
