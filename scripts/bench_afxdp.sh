@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Issue 6: Trajan on AF_XDP ports, generator ns → router ns → producer ns, over
+# veth pairs this script creates (and deletes on exit). Only interfaces inside the
+# three namespaces are used; every run is bounded in count and time. Needs root.
+#
+# usage: scripts/bench_afxdp.sh [COUNT]   (TRAJAN=path/to/trajan built with --features dpdk)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COUNT=${1:-200000}
+TRAJAN=$(realpath "${TRAJAN:-target/release/trajan}")
+NS=trajan-xdp-$$
+DIR=$(mktemp -d /tmp/trajan-bench-afxdp.XXXXXX)
+cleanup() {
+  kill $(jobs -p) 2>/dev/null || true
+  for n in g r p; do ip netns del "$NS-$n" 2>/dev/null || true; done
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+for n in g r p; do
+  ip netns add "$NS-$n"
+  ip netns exec "$NS-$n" ip link set lo up
+done
+ip link add xg0 netns "$NS-g" type veth peer name xr0 netns "$NS-r"
+ip link add xp0 netns "$NS-p" type veth peer name xr1 netns "$NS-r"
+ip netns exec "$NS-g" ip link set xg0 up
+ip netns exec "$NS-r" ip link set xr0 up
+ip netns exec "$NS-r" ip link set xr1 up
+ip netns exec "$NS-p" ip link set xp0 up
+
+cat >"$DIR/trajan.toml" <<EOF
+[faces]
+udp_listen = []
+tcp_listen = []
+unix_path = "$DIR/nfd.sock"
+[log]
+level = "warn"
+[dpdk]
+eal_args = ["--no-pci", "--no-huge", "-m", "1024", "--vdev=net_af_xdp0,iface=xr0,busy_budget=0", "--vdev=net_af_xdp1,iface=xr1,busy_budget=0"]
+mbufs = 16383
+[[dpdk.ports]]
+name = "net_af_xdp0"
+[[dpdk.ports]]
+name = "net_af_xdp1"
+[[routes]]
+prefix = "/gen"
+face = "dev://net_af_xdp1"
+EOF
+ip netns exec "$NS-r" timeout 120 "$TRAJAN" run --workers 1 --config "$DIR/trajan.toml" >"$DIR/router.log" 2>&1 &
+sleep 3
+ip netns exec "$NS-p" timeout 120 "$TRAJAN" gen /gen --producer dpdk:net_af_xdp0 --duration 40 --json \
+  --eal=--no-pci --eal=--vdev=net_af_xdp0,iface=xp0,busy_budget=0 >"$DIR/producer.json" 2>"$DIR/producer.err" &
+sleep 3
+echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD) AF_XDP on veth, gen ns -> router ns -> producer ns"
+ip netns exec "$NS-g" timeout 60 "$TRAJAN" gen /gen --consumer dpdk:net_af_xdp0 -c "$COUNT" --duration 20 -w 256 --json \
+  --eal=--no-pci --eal=--vdev=net_af_xdp0,iface=xg0,busy_budget=0 2>"$DIR/consumer.err" | tail -1
