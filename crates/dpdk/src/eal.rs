@@ -26,7 +26,7 @@ pub struct EalConfig {
 /// Proof that EAL is running in this process; every port and pool needs one.
 #[derive(Debug)]
 pub struct Eal {
-    args: Vec<String>,
+    _private: (),
 }
 
 /// Free 2 MiB (or other size) hugepages, from /proc/meminfo; 0 if unreadable.
@@ -102,12 +102,7 @@ impl Eal {
                 tracing::warn!(%e, "cannot restore this thread's CPU affinity after EAL start");
             }
         }
-        Ok(Eal { args })
-    }
-
-    /// The arguments EAL was started with.
-    pub fn args(&self) -> &[String] {
-        &self.args
+        Ok(Eal { _private: () })
     }
 
     /// Registers the calling thread with EAL so that its mempool accesses use a
@@ -130,12 +125,6 @@ impl Eal {
             return Err(DpdkError::NoSuchPort(name.to_owned()));
         }
         Ok(id)
-    }
-
-    /// Number of ports EAL found (probed devices and `--vdev`s).
-    pub fn port_count(&self) -> u16 {
-        // SAFETY: no arguments; EAL is initialised.
-        unsafe { ffi::rte_eth_dev_count_avail() }
     }
 
     /// Two new ports joined back to back by rings (`<name>_a`, `<name>_b`): what one

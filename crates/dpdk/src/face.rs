@@ -25,10 +25,6 @@ impl Face {
         Face { queue, link, rx: Vec::with_capacity(crate::BURST), counters: FaceCounters::default() }
     }
 
-    pub fn link(&self) -> &Link {
-        &self.link
-    }
-
     /// Receives one burst and appends each frame's NDN packet to `out`; returns the
     /// number of frames read (0: the queue was empty). Bad frames are counted and
     /// dropped.

@@ -23,7 +23,6 @@ extern "C" {
     pub fn rte_pktmbuf_pool_create(name: *const c_char, n: c_uint, cache_size: c_uint, priv_size: u16, data_room_size: u16, socket_id: c_int) -> *mut RteMempool;
     pub fn rte_mempool_avail_count(mp: *const RteMempool) -> c_uint;
     pub fn rte_eth_dev_get_port_by_name(name: *const c_char, port_id: *mut u16) -> c_int;
-    pub fn rte_eth_dev_count_avail() -> u16;
     pub fn rte_eth_dev_stop(port_id: u16) -> c_int;
     pub fn rte_eth_dev_start(port_id: u16) -> c_int;
 

@@ -53,24 +53,13 @@ impl Port {
         Ok(Port { id, queues: queues.max(1), mac, pool })
     }
 
-    pub fn id(&self) -> u16 {
-        self.id
-    }
 
     /// The port's MAC address, the source of the frames Trajan sends.
     pub fn mac(&self) -> [u8; 6] {
         self.mac
     }
 
-    /// How many queue pairs the port was started with.
-    pub fn queues(&self) -> u16 {
-        self.queues
-    }
 
-    /// The pool frames are received into and sent from.
-    pub fn pool(&self) -> &Arc<Mempool> {
-        &self.pool
-    }
 
     /// Queue pair `index` (below [`Port::queues`]), to be owned by one thread. Each
     /// index must be taken once: two handles on one queue would race in DPDK.
@@ -152,8 +141,8 @@ impl Queue {
         true
     }
 
-    /// Queues a frame already in an mbuf (a testpmd-style forward without copying).
-    pub fn send_mbuf(&mut self, m: Mbuf) {
+    /// Queues a frame already in an mbuf.
+    fn send_mbuf(&mut self, m: Mbuf) {
         self.tx.push(m.into_raw());
         if self.tx.len() >= BURST {
             self.flush();

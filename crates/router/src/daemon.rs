@@ -203,6 +203,10 @@ impl Daemon {
         }
         tracing::info!("shutting down");
         self.io.flush();
+        #[cfg(feature = "dpdk")]
+        if let Some(d) = &self.dpdk {
+            d.log_counters();
+        }
         Ok(())
     }
 

@@ -20,6 +20,7 @@ pub const FIRST_DPDK_FACE: FaceId = 0x4000_0000;
 pub struct DpdkFaces {
     _eal: Eal,
     faces: Vec<(FaceId, String, Face)>,
+    ports: Vec<Port>,
     rx: Vec<Bytes>,
 }
 
@@ -44,7 +45,7 @@ impl DpdkFaces {
         let no_huge_mb = (mbufs as usize * 5 / 2).div_ceil(1024) + 128;
         let eal = Eal::init(&EalConfig { args: cfg.dpdk.eal_args.clone(), no_huge_mb }).map_err(err)?;
         let pool = Arc::new(Mempool::new(&eal, "trajan_pool", mbufs, DATA_ROOM).map_err(err)?);
-        let mut faces = Vec::new();
+        let (mut faces, mut ports) = (Vec::new(), Vec::new());
         for (i, p) in cfg.dpdk.ports.iter().enumerate() {
             let id = eal.port_id(&p.name).map_err(err)?;
             let port = Port::start(&eal, id, 1, cfg.dpdk.queue_size, Arc::clone(&pool)).map_err(err)?;
@@ -61,8 +62,9 @@ impl DpdkFaces {
             let face = FIRST_DPDK_FACE + i as FaceId;
             tracing::info!(face, port = %p.name, encap = %p.encap, mbufs, "DPDK face up");
             faces.push((face, p.name.clone(), Face::new(queue, Link { encap, addrs })));
+            ports.push(port);
         }
-        Ok(DpdkFaces { _eal: eal, faces, rx: Vec::with_capacity(trajan_dpdk::BURST) })
+        Ok(DpdkFaces { _eal: eal, faces, ports, rx: Vec::with_capacity(trajan_dpdk::BURST) })
     }
 
     /// The face of port `name` (routes name it `dev://<name>`).
@@ -101,8 +103,13 @@ impl DpdkFaces {
         }
     }
 
-    /// Each face's counters.
-    pub fn counters(&self) -> impl Iterator<Item = (FaceId, &str, &FaceCounters)> + '_ {
-        self.faces.iter().map(|(id, name, f)| (*id, name.as_str(), &f.counters))
+    /// Logs every face's counters and its port's (at shutdown: what a run moved,
+    /// dropped as malformed, or lost for want of buffers).
+    pub fn log_counters(&self) {
+        for ((id, name, f), port) in self.faces.iter().zip(&self.ports) {
+            let FaceCounters { in_packets, out_packets, dropped_in, dropped_out, .. } = f.counters;
+            let p = port.stats();
+            tracing::info!(face = id, port = %name, in_packets, out_packets, dropped_in, dropped_out, port_missed = p.missed, port_no_mbuf = p.no_mbuf, port_out_errors = p.out_errors, "DPDK face counters");
+        }
     }
 }
