@@ -41,8 +41,9 @@ impl DpdkFaces {
     pub fn open(cfg: &Config) -> Result<DpdkFaces, StartError> {
         let err = |e: trajan_dpdk::DpdkError| StartError::Dpdk(e.to_string());
         let mbufs = pool_size(cfg);
-        // Without hugepages EAL's memory must hold the pool: 2.5 KiB a buffer, plus slack.
-        let no_huge_mb = (mbufs as usize * 5 / 2).div_ceil(1024) + 128;
+        // Without hugepages EAL's memory must hold the pool (a 2,176-byte buffer and
+        // its headers: 3 KiB with room to spare) plus EAL's and the drivers' own.
+        let no_huge_mb = (mbufs as usize * 3).div_ceil(1024) + 256;
         let eal = Eal::init(&EalConfig { args: cfg.dpdk.eal_args.clone(), no_huge_mb }).map_err(err)?;
         let pool = Arc::new(Mempool::new(&eal, "trajan_pool", mbufs, DATA_ROOM).map_err(err)?);
         let (mut faces, mut ports) = (Vec::new(), Vec::new());
