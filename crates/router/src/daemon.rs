@@ -60,6 +60,12 @@ pub struct Daemon {
     /// one while DPDK ports are busy-polled.
     #[cfg(feature = "dpdk")]
     spins: u64,
+    /// The millisecond the timers last ran at, while spinning.
+    #[cfg(feature = "dpdk")]
+    last_tick: u64,
+    /// Packets queued on socket faces since their last flush, while spinning.
+    #[cfg(feature = "dpdk")]
+    io_pending: bool,
     epoch: Instant,
     events: Vec<IoEvent>,
     burst: Vec<(u32, Bytes)>,
@@ -93,6 +99,10 @@ impl Daemon {
             dpdk: None,
             #[cfg(feature = "dpdk")]
             spins: 0,
+            #[cfg(feature = "dpdk")]
+            last_tick: 0,
+            #[cfg(feature = "dpdk")]
+            io_pending: false,
             epoch: Instant::now(),
             events: Vec::with_capacity(256),
             burst: Vec::with_capacity(256),
@@ -215,56 +225,69 @@ impl Daemon {
         if self.workers.is_some() {
             return self.dispatch_once();
         }
+        #[cfg(feature = "dpdk")]
+        if self.dpdk.is_some() {
+            return self.spin_once();
+        }
         let now = self.now_ms();
         let deadline = [self.fwd.next_deadline(), self.rib.next_deadline()].into_iter().flatten().min();
         let timeout = deadline.map_or(MAX_POLL, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_POLL));
         let mut events = std::mem::take(&mut self.events);
-        self.burst.clear();
-        if self.poll_sockets() {
-            self.io.poll(Some(if self.busy_polling() { Duration::ZERO } else { timeout }), &mut events)?;
-        }
+        self.io.poll(Some(timeout), &mut events)?;
         let now = self.now_ms();
+        self.burst.clear();
         for ev in events.drain(..) {
             if let Some(p) = self.face_event(ev) {
                 self.burst.push(p);
             }
         }
         self.events = events;
-        #[cfg(feature = "dpdk")]
-        if let Some(d) = &mut self.dpdk {
-            d.poll(&mut self.burst);
-        }
         let burst = std::mem::take(&mut self.burst);
         self.forward(now, &burst);
         self.burst = burst;
         self.fwd.tick(now);
         self.rib.expire(&mut self.fwd.fib, now);
         self.io.flush();
-        #[cfg(feature = "dpdk")]
-        if let Some(d) = &mut self.dpdk {
-            d.flush();
-        }
         Ok(())
     }
 
-    /// Whether the loop spins (DPDK ports must be polled) instead of sleeping in epoll.
-    fn busy_polling(&self) -> bool {
-        #[cfg(feature = "dpdk")]
-        if self.dpdk.is_some() {
-            return true;
+    /// One iteration with DPDK ports, which must be polled: a burst from every
+    /// port; the sockets without waiting every [`SOCKET_POLL_EVERY`]th iteration;
+    /// one clock read, and timers only when the millisecond changed (a spinning
+    /// loop that read the clock and walked the timers every time spent a tenth of
+    /// its cycles there).
+    #[cfg(feature = "dpdk")]
+    fn spin_once(&mut self) -> std::io::Result<()> {
+        let now = self.now_ms();
+        self.burst.clear();
+        self.spins = self.spins.wrapping_add(1);
+        let sockets = self.spins.is_multiple_of(SOCKET_POLL_EVERY);
+        if sockets {
+            let mut events = std::mem::take(&mut self.events);
+            self.io.poll(Some(Duration::ZERO), &mut events)?;
+            for ev in events.drain(..) {
+                if let Some(p) = self.face_event(ev) {
+                    self.burst.push(p);
+                }
+            }
+            self.events = events;
         }
-        false
-    }
-
-    /// Whether this iteration polls the sockets: always without DPDK; every
-    /// [`SOCKET_POLL_EVERY`]th iteration while spinning on DPDK ports.
-    fn poll_sockets(&mut self) -> bool {
-        #[cfg(feature = "dpdk")]
-        if self.dpdk.is_some() {
-            self.spins = self.spins.wrapping_add(1);
-            return self.spins.is_multiple_of(SOCKET_POLL_EVERY);
+        self.dpdk.as_mut().expect("spinning on DPDK ports").poll(&mut self.burst);
+        if !self.burst.is_empty() {
+            let burst = std::mem::take(&mut self.burst);
+            self.forward(now, &burst);
+            self.burst = burst;
         }
-        true
+        if now != self.last_tick {
+            self.last_tick = now;
+            self.fwd.tick(now);
+            self.rib.expire(&mut self.fwd.fib, now);
+        }
+        if sockets || std::mem::take(&mut self.io_pending) {
+            self.io.flush();
+        }
+        self.dpdk.as_mut().expect("spinning on DPDK ports").flush();
+        Ok(())
     }
 
     /// Hands an outgoing packet to its DPDK face, or to the socket faces.
@@ -272,7 +295,10 @@ impl Daemon {
         #[cfg(feature = "dpdk")]
         let pkt = match &mut self.dpdk {
             Some(d) => match d.send(face, pkt) {
-                Some(p) => p,
+                Some(p) => {
+                    self.io_pending = true;
+                    p
+                }
                 None => return,
             },
             None => pkt,
