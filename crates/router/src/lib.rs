@@ -7,6 +7,7 @@ pub mod daemon;
 pub mod dispatch;
 pub mod logging;
 pub mod mgmt;
+pub mod node_fibs;
 pub mod rib;
 pub mod topology;
 pub mod workers;
