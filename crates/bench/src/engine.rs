@@ -36,7 +36,7 @@ use serde::Serialize;
 use smallvec::SmallVec;
 use trajan_engine::strategy::{self, StrategyKind};
 use trajan_engine::{EngineConfig, FaceMeta, FaceId, Forwarder, Outgoing};
-use trajan_tables::{Cs, Pit};
+use trajan_tables::{Cs, Fib, FibSource, FibVariant, FibWriter, Pit};
 use trajan_wire::lp::{LpHeaders, LpPacket};
 use trajan_wire::tlv::read_header;
 use trajan_wire::types::{DATA, NAME, NONCE};
@@ -123,10 +123,13 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 100)]
     pub payload: usize,
     /// Engine threads: each pinned to its own core, owning its own Forwarder (PIT/CS
-    /// shard and FIB replica) and its own disjoint names, as the daemon's workers do
-    /// after name dispatch. Timing starts together on a barrier.
+    /// shard) and its own disjoint names, all reading one shared FIB replica, as the
+    /// daemon's workers do after name dispatch. Timing starts together on a barrier.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
+    /// The FIB's first LPM stage (Caesar §6.3's variants: `hash`, `pbf`, `pbf-exp`).
+    #[arg(long, default_value = "pbf-exp")]
+    pub fib_variant: FibVariant,
     /// Print one JSON object per run instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -211,6 +214,8 @@ pub struct Latency {
 pub struct Report {
     pub workload: Workload,
     pub fib_prefixes: usize,
+    /// `hash`, `pbf` or `pbf-exp` (`--fib-variant`).
+    pub fib_variant: &'static str,
     /// Engine threads, each with its own Forwarder (`--workers`).
     pub workers: u32,
     /// Each worker's own figures; the totals above sum their rates.
@@ -398,9 +403,10 @@ struct Tally {
     engine: Duration,
 }
 
-/// The forwarder, its packet pool, and the harness state around it.
-struct Bench {
-    fwd: Forwarder,
+/// The forwarder, its packet pool, and the harness state around it; `F` is how the
+/// forwarder reaches the FIB (its own, or a replica shared by the workers).
+struct Bench<F: FibSource = Fib> {
+    fwd: Forwarder<F>,
     interests: Templates,
     data: Templates,
     source: Source,
@@ -415,7 +421,7 @@ struct Bench {
     answers: Vec<(u32, [u8; TAG_LEN])>,
 }
 
-impl Bench {
+impl<F: FibSource> Bench<F> {
     fn pool(&self) -> u64 {
         self.interests.spans.len() as u64
     }
@@ -571,19 +577,30 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
         bail!("--fib-prefixes, --pool and --objects must be at least 1");
     }
     let n = usize::from(args.workers);
+    let setup = Instant::now();
+    let prefixes = reference_prefixes(args)?;
+    let mut fib = Fib::with_capacity(args.fib_variant, 0);
+    let ((), fib_mem) = alloc::counted(|| {
+        for prefix in prefixes.iter() {
+            fib.add_nexthop(&prefix, PRODUCER, 0);
+        }
+    });
+    let fib_s = setup.elapsed().as_secs_f64();
     if n == 1 {
-        return run_worker(args, 0, None, None);
+        return run_worker(args, 0, &prefixes, fib, fib_mem, fib_s, None, None);
     }
+    // One replica every worker reads, as the daemon's workers of one NUMA node do.
+    let (shared, _) = FibWriter::new(fib);
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let start = std::sync::Barrier::new(n);
     let reports: Vec<anyhow::Result<Report>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..n)
             .map(|w| {
                 let core = cores.get(w % cores.len().max(1)).copied();
-                let start = &start;
+                let (start, prefixes, fib) = (&start, &prefixes, shared.reader());
                 scope.spawn(move || {
                     let pinned = core.filter(|c| core_affinity::set_for_current(*c)).map(|c| c.id);
-                    run_worker(args, w, Some(start), pinned)
+                    run_worker(args, w, prefixes, fib, fib_mem, fib_s, Some(start), pinned)
                 })
             })
             .collect();
@@ -591,6 +608,12 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
     });
     let reports = reports.into_iter().collect::<anyhow::Result<Vec<Report>>>()?;
     Ok(combine(reports))
+}
+
+/// The reference FIB's prefixes at the size `args` asks for.
+fn reference_prefixes(args: &EngineArgs) -> anyhow::Result<NameSet> {
+    let hosts = workload::reference_hosts()?;
+    workload::reference_fib(&hosts, args.fib_prefixes, args.seed)
 }
 
 /// Totals of a multi-worker run: counts and rates summed, per-exchange time and CPU
@@ -618,16 +641,27 @@ fn combine(reports: Vec<Report>) -> Report {
 
 /// One engine thread's run. Worker `w` draws its own names (seeded by `w`); with a
 /// `start` barrier, timing begins when every worker is built and warmed up.
-fn run_worker(args: &EngineArgs, worker: usize, start: Option<&std::sync::Barrier>, cpu: Option<usize>) -> anyhow::Result<Report> {
+/// `fib` holds `prefixes`; building it took `fib_s` seconds and `fib_mem`.
+#[allow(clippy::too_many_arguments)]
+fn run_worker<F: FibSource>(
+    args: &EngineArgs,
+    worker: usize,
+    prefixes: &NameSet,
+    fib: F,
+    fib_mem: alloc::Counted,
+    fib_s: f64,
+    start: Option<&std::sync::Barrier>,
+    cpu: Option<usize>,
+) -> anyhow::Result<Report> {
     let setup = Instant::now();
-    let built = build(args, worker);
+    let built = build(args, worker, prefixes, fib);
     if let Some(b) = start {
         // Every worker reaches the barrier, even after a failed build, so none waits forever.
         b.wait();
     }
-    let (mut b, fib_mem, delta, consumers) = built?;
+    let (mut b, delta, consumers) = built?;
     let counting = alloc::installed();
-    let setup_s = setup.elapsed().as_secs_f64();
+    let setup_s = fib_s + setup.elapsed().as_secs_f64();
 
     // Warm-up: until `--warmup` has passed and the CS is full (or 5× `--warmup`).
     let warm = Instant::now();
@@ -674,6 +708,7 @@ fn run_worker(args: &EngineArgs, worker: usize, start: Option<&std::sync::Barrie
     Ok(Report {
         workload: args.workload,
         fib_prefixes: args.fib_prefixes,
+        fib_variant: args.fib_variant.as_str(),
         workers: 1,
         per_worker: vec![WorkerFigures {
             worker,
@@ -708,44 +743,36 @@ fn run_worker(args: &EngineArgs, worker: usize, start: Option<&std::sync::Barrie
         latency_ns: Latency { min: hist.min(), p50: hist.value_at_quantile(0.5), p99: hist.value_at_quantile(0.99), max: hist.max() },
         bytes_per_pit_entry,
         bytes_per_cs_entry,
-        bytes_per_fib_prefix: counting.then(|| fib_mem.live_bytes as f64 / b.fwd.fib.len().max(1) as f64),
+        bytes_per_fib_prefix: counting.then(|| fib_mem.live_bytes as f64 / prefixes.len().max(1) as f64),
         interest_wire_bytes: b.interests.mean_len(),
         data_wire_bytes: b.data.mean_len(),
         setup_s,
     })
 }
 
-/// What one worker needs: its Bench, the FIB's allocation figures, Δ and consumers.
-type Built = (Bench, alloc::Counted, Option<u8>, usize);
+/// What one worker needs: its Bench, Δ and consumers.
+type Built<F> = (Bench<F>, Option<u8>, usize);
 
-/// Builds one worker's forwarder, FIB and packet pool.
-fn build(args: &EngineArgs, worker: usize) -> anyhow::Result<Built> {
-    let hosts = workload::reference_hosts()?;
-    let fib_names = workload::reference_fib(&hosts, args.fib_prefixes, args.seed)?;
-    drop(hosts);
+/// Builds one worker's forwarder around `fib` (which routes `prefixes` to the
+/// producer) and its packet pool.
+fn build<F: FibSource>(args: &EngineArgs, worker: usize, fib_names: &NameSet, fib: F) -> anyhow::Result<Built<F>> {
     let names_seed = args.seed.wrapping_add(1).wrapping_add(worker as u64 * 0x9e37_79b9);
     let (names, delta) = match args.workload {
-        Workload::Reference => (workload::reference_names(&fib_names, args.pool, names_seed), None),
-        Workload::Zipf => (workload::interest_names(&fib_names, args.objects, Delta::Fixed(args.delta.into()), names_seed), Some(args.delta)),
-        Workload::Worst | Workload::Aggregate => (workload::worst_case_names(&fib_names, args.pool, args.delta.into(), names_seed), Some(args.delta)),
+        Workload::Reference => (workload::reference_names(fib_names, args.pool, names_seed), None),
+        Workload::Zipf => (workload::interest_names(fib_names, args.objects, Delta::Fixed(args.delta.into()), names_seed), Some(args.delta)),
+        Workload::Worst | Workload::Aggregate => (workload::worst_case_names(fib_names, args.pool, args.delta.into(), names_seed), Some(args.delta)),
     };
     let (interests, data) = templates(&names, args.payload)?;
     drop(names);
     let consumers = args.consumers.unwrap_or(if args.workload == Workload::Aggregate { 4 } else { 1 }).max(1);
-    let cfg = EngineConfig { cs_capacity: args.cs_capacity, pit_capacity: 1 << 20, ..EngineConfig::default() };
-    let mut fwd = Forwarder::new(&cfg, 0);
+    let cfg = EngineConfig { cs_capacity: args.cs_capacity, pit_capacity: 1 << 20, fib_variant: args.fib_variant, ..EngineConfig::default() };
+    let mut fwd = Forwarder::with_fib(&cfg, 0, fib);
     let face = FaceMeta { local: false, point_to_point: true, ..Default::default() };
     fwd.add_face(PRODUCER, face.clone());
     let consumer_ids: Vec<FaceId> = (1..=consumers as FaceId).map(|c| PRODUCER + c).collect();
     for &c in &consumer_ids {
         fwd.add_face(c, face.clone());
     }
-    let ((), fib_mem) = alloc::counted(|| {
-        for prefix in fib_names.iter() {
-            fwd.fib.add_nexthop(&prefix, PRODUCER, 0);
-        }
-    });
-    drop(fib_names);
     let source = match args.workload {
         Workload::Zipf => Source::Popular(Box::new(Popularity::new(args.objects as u64, args.alpha, args.seed.wrapping_add(2))?)),
         Workload::Aggregate => Source::Aggregate { next: 0 },
@@ -766,7 +793,7 @@ fn build(args: &EngineArgs, worker: usize) -> anyhow::Result<Built> {
         out: Vec::new(),
         answers: Vec::new(),
     };
-    Ok((b, fib_mem, delta, consumers))
+    Ok((b, delta, consumers))
 }
 
 /// Nanoseconds the calling thread has spent on a CPU, from Linux's schedstat;
@@ -797,7 +824,7 @@ fn decode_data(w: &Bytes) -> Option<Data> {
 }
 
 /// Measures each pipeline stage alone over `n` fresh packets of the run's kind.
-fn stages(b: &mut Bench, n: usize) -> StageNs {
+fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     let (wires, dwires) = b.sample(n);
     let interests: Vec<(FaceId, Interest)> = wires.iter().map(|(f, w)| (*f, decode_interest(w).expect("own packet"))).collect();
     let data: Vec<Data> = dwires.iter().map(|w| decode_data(w).expect("own packet")).collect();
@@ -816,13 +843,15 @@ fn stages(b: &mut Bench, n: usize) -> StageNs {
         black_box(std::hash::BuildHasher::hash_one(&hasher, i.name.value().as_ref()));
     });
     let fwd = &mut b.fwd;
+    let fib = fwd.fib.view().expect("the bench keeps its FIB's writer");
     s.dead_nonce_check = per_item(&interests, 3, |(_, i)| {
         black_box(fwd.dead_nonces.contains(&i.name, i.nonce.unwrap_or(0), now));
     });
     s.fib_lpm = per_item(&interests, 3, |(_, i)| {
-        black_box(fwd.fib.lpm(&i.name).map(|(_, e)| e.nexthops.clone()));
+        black_box(fib.lpm(&i.name).map(|(_, e)| e.nexthops.clone()));
     });
-    let nexthops: Vec<_> = interests.iter().map(|(_, i)| fwd.fib.lpm(&i.name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()).collect();
+    let nexthops: Vec<_> = interests.iter().map(|(_, i)| fib.lpm(&i.name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()).collect();
+    drop(fib);
     let mut pit = Pit::new(usize::MAX, now);
     let (probe, _) = pit.find_or_insert(&interests[0].1, now).expect("unbounded");
     let entry = pit.get(probe).expect("just inserted").clone();
@@ -892,7 +921,7 @@ fn stages(b: &mut Bench, n: usize) -> StageNs {
 
 /// Heap bytes per PIT and CS entry: fresh tables filled with the run's packets
 /// (decoded beforehand, so only what the tables allocate is counted).
-fn memory(b: &mut Bench) -> (Option<f64>, Option<f64>) {
+fn memory<F: FibSource>(b: &mut Bench<F>) -> (Option<f64>, Option<f64>) {
     let n = MEMORY_SAMPLE.min(b.pool() as usize);
     let (wires, dwires) = b.sample(n);
     let interests: Vec<Interest> = wires.iter().filter_map(|(_, w)| decode_interest(w)).collect();
@@ -925,7 +954,7 @@ fn memory(b: &mut Bench) -> (Option<f64>, Option<f64>) {
 pub fn print_table(r: &Report) {
     let alloc = r.allocs_per_packet.map_or("n/a (counting allocator not installed)".to_string(), |a| format!("{a:.2}"));
     let bytes = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.0} B"));
-    println!("trajan bench engine — workload {:?}, FIB {} prefixes, {} worker(s)", r.workload, r.fib_prefixes, r.workers);
+    println!("trajan bench engine — workload {:?}, FIB {} prefixes ({}), {} worker(s)", r.workload, r.fib_prefixes, r.fib_variant, r.workers);
     println!(
         "  burst {}  pool {}  Δ {}  consumers {}  CS capacity {}  seed {}{}",
         r.burst,

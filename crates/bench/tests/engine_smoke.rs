@@ -71,6 +71,7 @@ fn worst_case_answers_every_interest_through_the_producer() {
     assert_eq!(json["workload"], "worst");
     assert_eq!(json["fib_prefixes"], 1000);
     assert_eq!(json["workers"], 1);
+    assert_eq!(json["fib_variant"], "pbf-exp", "Caesar's FIB with block expansion by default");
     for key in ["decode_interest", "decode_data", "hash_name", "pit_find_insert", "cs_lookup", "fib_lpm", "strategy", "encode_output"] {
         assert!(json["stage_ns"][key].as_f64().is_some_and(|v| v > 0.0), "stage {key}");
     }
@@ -113,7 +114,7 @@ fn counts_take_k_and_m_suffixes() {
 }
 
 #[test]
-fn workers_each_run_their_own_engine_and_totals_add_up() {
+fn workers_share_one_fib_run_their_own_engines_and_totals_add_up() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let r = engine::run(&args(&["--workload", "worst", "--burst", "16", "--workers", "2"])).expect("bench runs");
     let json = serde_json::to_value(&r).unwrap();
@@ -126,4 +127,13 @@ fn workers_each_run_their_own_engine_and_totals_add_up() {
     assert!(r.per_worker.iter().all(|w| w.exchanges == 20 * 16), "every worker answered its own Interests");
     let rate: f64 = r.per_worker.iter().map(|w| w.exchanges_per_sec).sum();
     assert!((rate - r.exchanges_per_sec).abs() < 1e-6 * rate.max(1.0));
+}
+
+#[test]
+fn every_fib_variant_routes_every_interest() {
+    for variant in ["hash", "pbf", "pbf-exp"] {
+        let (r, json) = run(&["--workload", "reference", "--burst", "16", "--fib-variant", variant]);
+        assert_eq!(json["fib_variant"], variant);
+        assert_eq!(r.exchanges, r.interests, "{variant}: one Data per unique Interest");
+    }
 }

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_tables::{Cs, DeadNonceList, Fib, FibVariant, LpmTable, NextHop, Pit, PitId, Probe};
+use trajan_tables::{Cs, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NextHop, Pit, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, NackReason, Name, WireError};
@@ -73,9 +73,12 @@ struct Waiting<'p> {
     wire: Bytes,
 }
 
-/// The forwarder: tables, strategies and faces of one worker.
-pub struct Forwarder {
-    pub fib: Fib,
+/// The forwarder: tables, strategies and faces of one worker. `F` is how it reaches
+/// the FIB: its own [`Fib`] by default, or a [`trajan_tables::FibReader`] on a
+/// replica shared by several workers (updated by the control thread, read here
+/// without locks).
+pub struct Forwarder<F: FibSource = Fib> {
+    pub fib: F,
     pub pit: Pit,
     pub cs: Cs,
     pub dead_nonces: DeadNonceList,
@@ -90,12 +93,20 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    /// A forwarder with empty tables and best-route as the default strategy.
+    /// A forwarder with empty tables, its own FIB, and best-route as the default strategy.
     pub fn new(cfg: &EngineConfig, now_ms: u64) -> Self {
+        Forwarder::with_fib(cfg, now_ms, Fib::with_capacity(cfg.fib_variant, 0))
+    }
+}
+
+impl<F: FibSource> Forwarder<F> {
+    /// A forwarder with empty tables but `fib`, and best-route as the default strategy.
+    /// (`cfg.fib_variant` is the variant of a FIB the forwarder makes itself.)
+    pub fn with_fib(cfg: &EngineConfig, now_ms: u64, fib: F) -> Self {
         let mut strategies = LpmTable::new();
         strategies.insert(&Name::root(), StrategyKind::BestRoute);
         Forwarder {
-            fib: Fib::with_capacity(cfg.fib_variant, 0),
+            fib,
             pit: Pit::new(cfg.pit_capacity, now_ms),
             cs: Cs::new(cfg.cs_capacity),
             dead_nonces: DeadNonceList::new(cfg.dead_nonce_lifetime_ms, cfg.dead_nonce_capacity),
@@ -118,7 +129,7 @@ impl Forwarder {
     /// Forgets a face and every route through it. Pending Interests from it simply expire.
     pub fn remove_face(&mut self, id: FaceId) {
         self.faces.remove(id);
-        self.fib.remove_face(id);
+        self.fib.face_removed(id);
     }
 
     /// When [`Forwarder::tick`] next has work, for the I/O loop's poll timeout.
@@ -200,11 +211,15 @@ impl Forwarder {
         }
         let mut nexthops: SmallVec<[SmallVec<[NextHop; 4]>; BURST]> = SmallVec::new();
         let names: SmallVec<[&Name; BURST]> = waiting.iter().map(|w| w.name).collect();
-        // Answers come in order, one per name.
-        self.fib.lpm_burst(&names, |i, hit| {
-            debug_assert_eq!(i, nexthops.len());
-            nexthops.push(hit.map_or_else(SmallVec::new, |(_, e)| e.nexthops.clone()));
-        });
+        // Answers come in order, one per name. Without a FIB (a shared one whose
+        // writer stopped) nothing has a route.
+        match self.fib.view() {
+            Some(fib) => fib.lpm_burst(&names, |i, hit| {
+                debug_assert_eq!(i, nexthops.len());
+                nexthops.push(hit.map_or_else(SmallVec::new, |(_, e)| e.nexthops.clone()));
+            }),
+            None => nexthops.resize(names.len(), SmallVec::new()),
+        }
         for (w, hops) in waiting.drain(..).zip(nexthops) {
             self.forward_new(now, &w, &hops, out);
         }
@@ -346,6 +361,7 @@ impl Forwarder {
     /// The next hops for an Interest: by its ForwardingHint delegations when one
     /// matches the FIB (outside the producer's region), else by its name.
     fn fib_nexthops(&self, interest: &Interest) -> SmallVec<[NextHop; 4]> {
+        let Some(fib) = self.fib.view() else { return SmallVec::new() };
         if let Some(hint) = &interest.forwarding_hint {
             let mut r = trajan_wire::tlv::TlvReader::new(hint.clone());
             while let Ok(e) = r.read() {
@@ -353,7 +369,7 @@ impl Forwarder {
                     continue;
                 }
                 if let Ok(n) = Name::from_value(e.value) {
-                    if let Some((_, fe)) = self.fib.lpm(&n) {
+                    if let Some((_, fe)) = fib.lpm(&n) {
                         if !fe.nexthops.is_empty() {
                             return fe.nexthops.clone();
                         }
@@ -361,7 +377,7 @@ impl Forwarder {
                 }
             }
         }
-        self.fib.lpm(&interest.name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()
+        fib.lpm(&interest.name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()
     }
 
     fn strategy_for(&self, name: &Name) -> StrategyKind {

@@ -6,7 +6,8 @@
 //! Augustus' dispatcher: it hands each packet to the worker owning its name
 //! ([`crate::workers`]), sends what workers return, and keeps a *control replica*
 //! of the tables (faces, FIB, strategies) that management reads and changes; each
-//! change is then broadcast to the workers' replicas.
+//! change is then broadcast to the workers: routes to the FIB replicas they share
+//! (one per NUMA node, [`crate::node_fibs`]), the rest to each worker's own tables.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,11 +15,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind, INTERNAL_FACE};
+use trajan_tables::{Fib, FibSource, FibVariant};
 use trajan_io::{FaceInfo, HashPorts, Io, IoConfig, IoEvent, Persistency};
 use trajan_wire::Name;
 
 use crate::config::Config;
 use crate::mgmt::Management;
+use crate::node_fibs::NodeFibs;
 use crate::rib::{Rib, Route, ORIGIN_STATIC};
 use crate::topology::{Placement, Topology};
 use crate::workers::{Change, FromWorker, Workers};
@@ -88,7 +91,10 @@ impl Daemon {
             ..IoConfig::default()
         };
         let io = Io::new(io_cfg)?;
-        let fwd = new_forwarder(cfg, 1, 0);
+        let mut fwd = new_forwarder(cfg, 1, 0, |variant| Fib::with_capacity(variant, 0));
+        for prefix in ["/localhost/nfd", "/localhop/nfd"] {
+            fwd.fib.add_nexthop(&prefix.parse().expect("static name"), INTERNAL_FACE, 0);
+        }
         let mut d = Daemon {
             io,
             fwd,
@@ -125,12 +131,15 @@ impl Daemon {
             d.rib.register(&mut d.fwd.fib, &prefix, route);
         }
         if placement.len() > 1 {
-            // Each worker starts as a copy of the configured control replica.
+            // The workers share the configured control replica's FIB, one copy per
+            // NUMA node, and each starts with a copy of its faces.
+            let fibs = NodeFibs::new(&d.fwd.fib, &placement, placement.len());
+            tracing::info!(nodes = ?fibs.nodes().collect::<Vec<_>>(), "FIB: one replica per NUMA node, shared by its workers");
             let fwds = (0..placement.len())
                 .map(|w| {
-                    let mut f = new_forwarder(cfg, placement.len(), w as u64);
-                    for c in replica_changes(&d.fwd) {
-                        c.apply(&mut f);
+                    let mut f = new_forwarder(cfg, placement.len(), w as u64, |_| fibs.reader(w));
+                    for id in d.fwd.faces.iter().map(|(id, _)| id) {
+                        Change::face(&d.fwd, id).apply(&mut f);
                     }
                     f
                 })
@@ -140,7 +149,7 @@ impl Daemon {
                 let _ = waker.wake();
             });
             let ports = d.io.worker_ports()?;
-            d.workers = Some(Workers::start(fwds, &placement, ports, wake, d.epoch).map_err(|e| StartError::Workers(e.to_string()))?);
+            d.workers = Some(Workers::start(fwds, fibs, &placement, ports, wake, d.epoch).map_err(|e| StartError::Workers(e.to_string()))?);
             // Faces made for static routes before the workers existed.
             let peers: Vec<_> = d.io.faces().filter_map(|f| d.io.hash_peer(f.id).map(|r| (f.id, r))).collect();
             for (face, remote) in peers {
@@ -425,10 +434,10 @@ impl Daemon {
     }
 }
 
-/// A forwarder with the internal face, the management routes and the configured
-/// strategies; with `shards` workers, worker `index`'s share of the CS and PIT and
-/// its own Nonce seed.
-fn new_forwarder(cfg: &Config, shards: usize, index: u64) -> Forwarder {
+/// A forwarder with the internal face and the configured strategies, reading the
+/// FIB that `fib` makes of the configured variant; with `shards` workers, worker
+/// `index`'s share of the CS and PIT and its own Nonce seed.
+fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: impl FnOnce(FibVariant) -> F) -> Forwarder<F> {
     let engine_cfg = EngineConfig {
         cs_capacity: cfg.tables.cs_capacity.div_ceil(shards),
         pit_capacity: cfg.tables.pit_capacity.div_ceil(shards),
@@ -437,23 +446,13 @@ fn new_forwarder(cfg: &Config, shards: usize, index: u64) -> Forwarder {
         seed: EngineConfig::default().seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15),
         ..EngineConfig::default()
     };
-    let mut fwd = Forwarder::new(&engine_cfg, 0);
+    let mut fwd = Forwarder::with_fib(&engine_cfg, 0, fib(engine_cfg.fib_variant));
     fwd.add_face(INTERNAL_FACE, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
-    for prefix in ["/localhost/nfd", "/localhop/nfd"] {
-        fwd.fib.add_nexthop(&prefix.parse().expect("static name"), INTERNAL_FACE, 0);
-    }
     for s in &cfg.strategies {
         let kind = if s.strategy == "multicast" { StrategyKind::Multicast } else { StrategyKind::BestRoute };
         fwd.strategies.insert(&s.prefix.parse().expect("validated"), kind);
     }
     fwd
-}
-
-/// The changes that make a fresh forwarder's faces and FIB equal to `control`'s.
-fn replica_changes(control: &Forwarder) -> Vec<Change> {
-    let faces = control.faces.iter().map(|(id, _)| Change::face(control, id));
-    let routes = control.fib.iter().map(|(prefix, _)| Change::route(control, &prefix));
-    faces.chain(routes).collect()
 }
 
 /// Detects the machine and decides where the workers run, logging both.

@@ -9,6 +9,7 @@ pub mod dispatch;
 pub mod dpdk;
 pub mod logging;
 pub mod mgmt;
+pub mod node_fibs;
 pub mod rib;
 pub mod topology;
 pub mod workers;

@@ -43,9 +43,10 @@ use smallvec::SmallVec;
 use trajan_engine::faces::FaceCounters;
 use trajan_engine::{FaceId, FaceMeta, Forwarder, ForwarderCounters, Outgoing, PacketCounters, StrategyKind};
 use trajan_io::{Datagram, FaceCounters as LinkCounters, HashPorts, WorkerPort};
-use trajan_tables::NextHop;
+use trajan_tables::{FibReader, FibSource, NextHop};
 use trajan_wire::Name;
 
+use crate::node_fibs::NodeFibs;
 use crate::dispatch::{name_key, name_keys, owner, ShortPrefixes, DISPATCH_COMPONENTS, SHORT_PREFIX_TTL_MS};
 use crate::topology::Placement;
 
@@ -93,8 +94,9 @@ impl Change {
         Change::Face(id, fwd.faces.get(id).map(|m| FaceMeta { counters: FaceCounters::default(), ..m.clone() }))
     }
 
-    /// Makes `fwd`'s replica agree with the change.
-    pub fn apply(&self, fwd: &mut Forwarder) {
+    /// Makes `fwd`'s replica agree with the change. A worker's FIB is shared
+    /// ([`NodeFibs`]): routes reach it through [`Workers::broadcast`], not here.
+    pub fn apply<F: FibSource>(&self, fwd: &mut Forwarder<F>) {
         match self {
             Change::Face(id, Some(meta)) => match fwd.faces.get_mut(*id) {
                 Some(m) => {
@@ -105,19 +107,7 @@ impl Change {
                 None => fwd.add_face(*id, meta.clone()),
             },
             Change::Face(id, None) => fwd.remove_face(*id),
-            Change::Route(prefix, nexthops) => {
-                let stale: SmallVec<[FaceId; 4]> = fwd
-                    .fib
-                    .get(prefix)
-                    .map(|e| e.nexthops.iter().map(|nh| nh.face).filter(|f| !nexthops.iter().any(|n| n.face == *f)).collect())
-                    .unwrap_or_default();
-                for f in stale {
-                    fwd.fib.remove_nexthop(prefix, f);
-                }
-                for nh in nexthops {
-                    fwd.fib.add_nexthop(prefix, nh.face, nh.cost);
-                }
-            }
+            Change::Route(prefix, nexthops) => fwd.fib.route_changed(prefix, nexthops),
             Change::Strategy(prefix, Some(kind)) => {
                 fwd.strategies.insert(prefix, *kind);
             }
@@ -156,7 +146,7 @@ pub struct ShardStats {
 
 impl ShardStats {
     /// The numbers of one forwarder.
-    pub fn of(fwd: &Forwarder) -> ShardStats {
+    pub fn of<F: FibSource>(fwd: &Forwarder<F>) -> ShardStats {
         ShardStats {
             counters: fwd.counters.clone(),
             faces: fwd.faces.iter().map(|(id, m)| (id, m.counters.clone())).collect(),
@@ -294,15 +284,25 @@ pub struct Workers {
     short_until: Arc<AtomicU64>,
     /// Whether the workers own UDP ports (so they need to know the peers).
     ports: bool,
+    /// The FIB the workers read, one replica per NUMA node.
+    fibs: NodeFibs,
 }
 
 impl Workers {
     /// Starts one worker per forwarder, pinned where `placement` says (unpinned when
     /// it is shorter, as in tests), each with its port of the hash face when
-    /// `ports` has one per forwarder (else none has a port). `wake_io` is called
-    /// when a worker queued output while the I/O thread was about to sleep;
-    /// `epoch` is the engine's clock origin.
-    pub fn start(fwds: Vec<Forwarder>, placement: &[Placement], ports: Vec<WorkerPort>, wake_io: WakeIo, epoch: Instant) -> std::io::Result<Workers> {
+    /// `ports` has one per forwarder (else none has a port). Forwarder `i` reads
+    /// `fibs.reader(i)`, and route changes go to `fibs`. `wake_io` is called when a
+    /// worker queued output while the I/O thread was about to sleep; `epoch` is
+    /// the engine's clock origin.
+    pub fn start(
+        fwds: Vec<Forwarder<FibReader>>,
+        fibs: NodeFibs,
+        placement: &[Placement],
+        ports: Vec<WorkerPort>,
+        wake_io: WakeIo,
+        epoch: Instant,
+    ) -> std::io::Result<Workers> {
         let io_sleeping = Arc::new(AtomicBool::new(false));
         let short_until = Arc::new(AtomicU64::new(0));
         let count = fwds.len();
@@ -346,7 +346,7 @@ impl Workers {
             })?;
             links.push(Link { to, from, thread: Some(thread), wake, placement: place, dispatched: 0, in_ring_drops: 0, pending: false });
         }
-        Ok(Workers { links, io_sleeping, short: ShortPrefixes::default(), extra: Vec::new(), short_until, ports: with_ports })
+        Ok(Workers { links, io_sleeping, short: ShortPrefixes::default(), extra: Vec::new(), short_until, ports: with_ports, fibs })
     }
 
     /// Number of workers.
@@ -429,8 +429,15 @@ impl Workers {
         link.pending = true;
     }
 
-    /// Applies a change on every worker, in ring order with their packets.
+    /// Applies a change on every worker: a route on the shared FIB replicas, visible
+    /// to every worker when this returns; anything else in ring order with their
+    /// packets (a face's next hops go from the FIB at once, its metadata in order).
     pub fn broadcast(&mut self, change: Change) {
+        match &change {
+            Change::Route(prefix, nexthops) => return self.fibs.set_nexthops(prefix, nexthops),
+            Change::Face(id, None) => self.fibs.remove_face(*id),
+            _ => {}
+        }
         for w in 0..self.links.len() {
             self.control(w, Control::Apply(change.clone()));
         }
@@ -532,7 +539,7 @@ impl Drop for Workers {
 
 /// A worker thread's state.
 struct Worker {
-    fwd: Forwarder,
+    fwd: Forwarder<FibReader>,
     rx: rtrb::Consumer<Msg>,
     tx: rtrb::Producer<FromWorker>,
     io_sleeping: Arc<AtomicBool>,
@@ -797,22 +804,26 @@ mod tests {
         Change::Route(prefix.parse().unwrap(), [NextHop { face, cost: 0 }].into_iter().collect())
     }
 
-    /// `n` forwarders that know the test faces, with `/` routed to `UP`.
-    fn forwarders(n: usize) -> Vec<Forwarder> {
-        (0..n)
-            .map(|_| {
-                let mut f = Forwarder::new(&EngineConfig::default(), 0);
+    /// `n` forwarders that know the test faces, sharing a FIB with `/` routed to `UP`.
+    fn forwarders(n: usize) -> (Vec<Forwarder<FibReader>>, NodeFibs) {
+        let mut fib = trajan_tables::Fib::new();
+        fib.add_nexthop(&Name::root(), UP, 0);
+        let fibs = NodeFibs::new(&fib, &[], n);
+        let fwds = (0..n)
+            .map(|w| {
+                let mut f = Forwarder::with_fib(&EngineConfig::default(), 0, fibs.reader(w));
                 for id in [DOWN, UP, UP2] {
                     Change::Face(id, Some(FaceMeta { point_to_point: true, ..Default::default() })).apply(&mut f);
                 }
-                route("/", UP).apply(&mut f);
                 f
             })
-            .collect()
+            .collect();
+        (fwds, fibs)
     }
 
     fn start(n: usize) -> Workers {
-        Workers::start(forwarders(n), &[], Vec::new(), Arc::new(|| {}), Instant::now()).unwrap()
+        let (fwds, fibs) = forwarders(n);
+        Workers::start(fwds, fibs, &[], Vec::new(), Arc::new(|| {}), Instant::now()).unwrap()
     }
 
     fn interest(name: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
@@ -918,24 +929,36 @@ mod tests {
     fn route_updates_while_forwarding_lose_and_duplicate_nothing() {
         let mut w = start(2);
         let n = 1000u32;
+        let mut out = Vec::new();
         for i in 0..n {
-            w.dispatch(DOWN, interest(&format!("/r/x{i}/seg=0"), i, false), 0);
             if i % 50 == 0 {
-                // Move /r between two upstreams, and churn unrelated routes.
+                // Move /r between two upstreams; what follows sees the new route.
                 w.broadcast(route("/r", if i % 100 == 0 { UP2 } else { UP }));
-                w.broadcast(route(&format!("/other{i}"), UP2));
-                w.broadcast(Change::Route(format!("/other{i}").parse().unwrap(), SmallVec::new()));
             }
+            w.dispatch(DOWN, interest(&format!("/r/x{i}/seg=0"), i, false), 0);
             w.notify();
+            // Churn unrelated routes on the shared FIB while the workers forward.
+            w.broadcast(route(&format!("/other{i}"), UP2));
+            w.broadcast(Change::Route(format!("/other{i}").parse().unwrap(), SmallVec::new()));
+            if i % 50 == 49 {
+                out.extend(settle(&mut w).0);
+            }
         }
-        let (out, stats) = settle(&mut w);
+        let (rest, stats) = settle(&mut w);
+        out.extend(rest);
         let mut up: Vec<Name> = names(&out, UP).into_iter().chain(names(&out, UP2)).collect();
         up.sort_by_key(|n| n.to_string());
         let before = up.len();
         up.dedup();
         assert_eq!(before, up.len(), "an Interest was forwarded twice");
         assert_eq!(up.len(), n as usize, "an Interest was lost");
-        assert!(!names(&out, UP2).is_empty() && !names(&out, UP).is_empty());
+        // A route change is published before `broadcast` returns: every Interest
+        // dispatched after it followed it.
+        let to_up2 = names(&out, UP2);
+        for i in 0..n {
+            let name: Name = format!("/r/x{i}/seg=0").parse().unwrap();
+            assert_eq!(to_up2.contains(&name), (i / 50) % 2 == 0, "Interest {i} did not follow the route in force");
+        }
         let total = ShardStats::sum(&stats);
         assert_eq!((total.counters.no_route, total.in_ring_drops, total.out_ring_drops), (0, 0, 0));
     }
@@ -948,7 +971,8 @@ mod tests {
         let mut io = trajan_io::Io::new(cfg).unwrap();
         let ports = io.worker_ports().unwrap();
         let hash = io.hash_ports().unwrap();
-        let mut w = Workers::start(forwarders(n), &[], ports, Arc::new(|| {}), Instant::now()).unwrap();
+        let (fwds, fibs) = forwarders(n);
+        let mut w = Workers::start(fwds, fibs, &[], ports, Arc::new(|| {}), Instant::now()).unwrap();
         let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         w.add_peer(DOWN, trajan_io::HashPorts { base: sock.local_addr().unwrap(), count: 1 });

@@ -36,7 +36,7 @@ use pbf::Pbf;
 use table::{Entry, PrefixTable};
 
 pub use pbf::{expansion_threshold, TARGET_FPR};
-pub use shared::{FibReadGuard, FibReader, FibWriter};
+pub use shared::{FibReadGuard, FibReader, FibSource, FibWriter};
 
 /// One way out for Interests under a prefix.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -346,6 +346,21 @@ impl Fib {
                 let set = self.sets.intern(e);
                 self.insert_prefix(&h, key, set);
             }
+        }
+    }
+
+    /// Makes `prefix`'s next hops exactly `nexthops` (none: the prefix goes): how a
+    /// replica is told the result of a route change, so replaying it is idempotent.
+    pub fn set_nexthops(&mut self, prefix: &Name, nexthops: &[NextHop]) {
+        let stale: SmallVec<[FaceId; 4]> = self
+            .get(prefix)
+            .map(|e| e.nexthops.iter().map(|nh| nh.face).filter(|f| !nexthops.iter().any(|n| n.face == *f)).collect())
+            .unwrap_or_default();
+        for f in stale {
+            self.remove_nexthop(prefix, f);
+        }
+        for nh in nexthops {
+            self.add_nexthop(prefix, nh.face, nh.cost);
         }
     }
 

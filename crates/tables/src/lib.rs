@@ -23,7 +23,7 @@ pub mod timer_wheel;
 
 pub use cs::Cs;
 pub use dead_nonce::DeadNonceList;
-pub use fib::{Fib, FibEntry, FibReader, FibVariant, FibWriter, NextHop};
+pub use fib::{Fib, FibEntry, FibReader, FibSource, FibVariant, FibWriter, NextHop};
 pub use lpm::LpmTable;
 pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId, Probe};
 pub use timer_wheel::{TimerId, TimerWheel};

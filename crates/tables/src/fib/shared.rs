@@ -21,16 +21,20 @@
 //! per publish or makes every lookup consult the overlay too (an LPM over the union
 //! with deletions), which is the forwarding fast path paying for the control plane.
 
+use std::ops::Deref;
+
 use left_right::{Absorb, ReadGuard, ReadHandle, WriteHandle};
+use smallvec::SmallVec;
 use trajan_wire::Name;
 
-use super::Fib;
+use super::{Fib, NextHop};
 use crate::FaceId;
 
 /// An update, logged so it can be replayed on the second copy.
 enum FibOp {
     Add(Name, FaceId, u64),
     Remove(Name, FaceId),
+    Set(Name, SmallVec<[NextHop; 4]>),
     RemoveFace(FaceId),
     Rebuild,
 }
@@ -42,6 +46,7 @@ impl Absorb<FibOp> for Fib {
             FibOp::Remove(prefix, face) => {
                 self.remove_nexthop(prefix, *face);
             }
+            FibOp::Set(prefix, nexthops) => self.set_nexthops(prefix, nexthops),
             FibOp::RemoveFace(face) => {
                 self.remove_face(*face);
             }
@@ -88,6 +93,11 @@ impl FibWriter {
         self.handle.append(FibOp::Remove(prefix.clone(), face));
     }
 
+    /// Logs [`Fib::set_nexthops`].
+    pub fn set_nexthops(&mut self, prefix: &Name, nexthops: &[NextHop]) {
+        self.handle.append(FibOp::Set(prefix.clone(), nexthops.iter().cloned().collect()));
+    }
+
     /// Logs [`Fib::remove_face`].
     pub fn remove_face(&mut self, face: FaceId) {
         self.handle.append(FibOp::RemoveFace(face));
@@ -115,4 +125,59 @@ impl FibReader {
     pub fn read(&self) -> Option<FibReadGuard<'_>> {
         self.handle.enter()
     }
+}
+
+/// How a forwarder reaches its FIB, so the engine's code is the same whether it owns
+/// the FIB (the single-threaded daemon, the control replica, benchmarks) or reads a
+/// replica that the workers of one NUMA node share (Augustus §3.1: the FIB is
+/// read-only on the fast path, one copy per node). Resolved statically: owning
+/// costs nothing; sharing costs the reader's epoch update per [`FibSource::view`].
+pub trait FibSource {
+    /// A consistent view, held for one burst of lookups.
+    type View<'a>: Deref<Target = Fib>
+    where
+        Self: 'a;
+
+    /// The FIB as of now; `None` only when a shared FIB's writer is gone (the
+    /// daemon is stopping), which forwards nothing.
+    fn view(&self) -> Option<Self::View<'_>>;
+
+    /// A route changed to exactly `nexthops` ([`Fib::set_nexthops`]): an owned FIB
+    /// applies it; a shared one leaves that to its writer, which publishes the
+    /// change to every reader at once.
+    fn route_changed(&mut self, prefix: &Name, nexthops: &[NextHop]);
+
+    /// A face went away: an owned FIB drops its next hops; a shared one, as above,
+    /// hears it from its writer.
+    fn face_removed(&mut self, face: FaceId);
+}
+
+impl FibSource for Fib {
+    type View<'a> = &'a Fib;
+
+    #[inline]
+    fn view(&self) -> Option<&Fib> {
+        Some(self)
+    }
+
+    fn route_changed(&mut self, prefix: &Name, nexthops: &[NextHop]) {
+        self.set_nexthops(prefix, nexthops);
+    }
+
+    fn face_removed(&mut self, face: FaceId) {
+        self.remove_face(face);
+    }
+}
+
+impl FibSource for FibReader {
+    type View<'a> = FibReadGuard<'a>;
+
+    #[inline]
+    fn view(&self) -> Option<FibReadGuard<'_>> {
+        self.read()
+    }
+
+    fn route_changed(&mut self, _prefix: &Name, _nexthops: &[NextHop]) {}
+
+    fn face_removed(&mut self, _face: FaceId) {}
 }
