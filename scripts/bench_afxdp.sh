@@ -3,7 +3,8 @@
 # veth pairs this script creates (and deletes on exit). Only interfaces inside the
 # three namespaces are used; every run is bounded in count and time. Needs root.
 #
-# usage: scripts/bench_afxdp.sh [COUNT]   (TRAJAN=path/to/trajan built with --features dpdk)
+# usage: scripts/bench_afxdp.sh [COUNT]   (TRAJAN=path/to/trajan built with --features dpdk;
+#        XDP_ARGS=,force_copy=1 appends net_af_xdp arguments to every port)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${1:-200000}
@@ -35,7 +36,7 @@ unix_path = "$DIR/nfd.sock"
 [log]
 level = "warn"
 [dpdk]
-eal_args = ["--no-pci", "--no-huge", "-m", "1024", "--vdev=net_af_xdp0,iface=xr0,busy_budget=0", "--vdev=net_af_xdp1,iface=xr1,busy_budget=0"]
+eal_args = ["--no-pci", "--no-huge", "-m", "1024", "--vdev=net_af_xdp0,iface=xr0,busy_budget=0${XDP_ARGS:-}", "--vdev=net_af_xdp1,iface=xr1,busy_budget=0${XDP_ARGS:-}"]
 mbufs = 16383
 [[dpdk.ports]]
 name = "net_af_xdp0"
@@ -48,8 +49,8 @@ EOF
 ip netns exec "$NS-r" timeout 120 "$TRAJAN" run --workers 1 --config "$DIR/trajan.toml" >"$DIR/router.log" 2>&1 &
 sleep 3
 ip netns exec "$NS-p" timeout 120 "$TRAJAN" gen /gen --producer dpdk:net_af_xdp0 --duration 40 --json \
-  --eal=--no-pci --eal=--vdev=net_af_xdp0,iface=xp0,busy_budget=0 >"$DIR/producer.json" 2>"$DIR/producer.err" &
+  --eal=--no-pci --eal=--vdev=net_af_xdp0,iface=xp0,busy_budget=0${XDP_ARGS:-} >"$DIR/producer.json" 2>"$DIR/producer.err" &
 sleep 3
 echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD) AF_XDP on veth, gen ns -> router ns -> producer ns"
 ip netns exec "$NS-g" timeout 60 "$TRAJAN" gen /gen --consumer dpdk:net_af_xdp0 -c "$COUNT" --duration 20 -w 256 --json \
-  --eal=--no-pci --eal=--vdev=net_af_xdp0,iface=xg0,busy_budget=0 2>"$DIR/consumer.err" | tail -1
+  --eal=--no-pci --eal=--vdev=net_af_xdp0,iface=xg0,busy_budget=0${XDP_ARGS:-} 2>"$DIR/consumer.err" | tail -1
