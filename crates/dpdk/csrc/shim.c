@@ -134,26 +134,43 @@ int trajan_port_stats(uint16_t port, uint64_t out[6]) {
     return 0;
 }
 
-/*
- * Two ethdev ports joined back to back by two rings (what one sends, the other
- * receives): a virtual cable inside one process, for tests and the one-process
- * benchmark. Returns 0 and the two port ids, or a negative errno.
- */
-int trajan_ring_pair(const char *name, unsigned size, uint16_t ports[2]) {
-    char a_name[64], b_name[64], ab_name[64], ba_name[64];
-    struct rte_ring *ab, *ba;
-    int a, b;
+/* The most RX/TX queue pairs port `port` can have, or a negative errno. */
+int trajan_port_max_queues(uint16_t port) {
+    struct rte_eth_dev_info info;
+    int rc = rte_eth_dev_info_get(port, &info);
+    if (rc != 0)
+        return rc;
+    return info.max_rx_queues < info.max_tx_queues ? info.max_rx_queues : info.max_tx_queues;
+}
 
-    snprintf(ab_name, sizeof(ab_name), "%s_ab", name);
-    snprintf(ba_name, sizeof(ba_name), "%s_ba", name);
+/*
+ * Two ethdev ports joined back to back by `queues` pairs of rings (what one sends
+ * on its TX queue i, the other receives on its RX queue i): a virtual cable inside
+ * one process, for tests and the one-process benchmark. net_ring has no RSS: the
+ * sender's queue picks the receiver's. Returns 0 and the two port ids, or a
+ * negative errno.
+ */
+#define TRAJAN_RING_QUEUES 16
+int trajan_ring_pair(const char *name, unsigned size, uint16_t queues, uint16_t ports[2]) {
+    char a_name[64], b_name[64], ring_name[64];
+    struct rte_ring *ab[TRAJAN_RING_QUEUES], *ba[TRAJAN_RING_QUEUES];
+    int a, b;
+    uint16_t q;
+
+    if (queues == 0 || queues > TRAJAN_RING_QUEUES)
+        return -EINVAL;
+    for (q = 0; q < queues; q++) {
+        snprintf(ring_name, sizeof(ring_name), "%s_ab%u", name, q);
+        ab[q] = rte_ring_create(ring_name, size, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+        snprintf(ring_name, sizeof(ring_name), "%s_ba%u", name, q);
+        ba[q] = rte_ring_create(ring_name, size, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+        if (ab[q] == NULL || ba[q] == NULL)
+            return -rte_errno;
+    }
     snprintf(a_name, sizeof(a_name), "%s_a", name);
     snprintf(b_name, sizeof(b_name), "%s_b", name);
-    ab = rte_ring_create(ab_name, size, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-    ba = rte_ring_create(ba_name, size, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-    if (ab == NULL || ba == NULL)
-        return -rte_errno;
-    a = rte_eth_from_rings(a_name, &ba, 1, &ab, 1, rte_socket_id());
-    b = rte_eth_from_rings(b_name, &ab, 1, &ba, 1, rte_socket_id());
+    a = rte_eth_from_rings(a_name, ba, queues, ab, queues, rte_socket_id());
+    b = rte_eth_from_rings(b_name, ab, queues, ba, queues, rte_socket_id());
     if (a < 0 || b < 0)
         return -rte_errno;
     ports[0] = (uint16_t)a;

@@ -127,13 +127,26 @@ impl Eal {
         Ok(id)
     }
 
-    /// Two new ports joined back to back by rings (`<name>_a`, `<name>_b`): what one
-    /// sends the other receives. A cable inside one process, for tests and benchmarks.
-    pub fn ring_pair(&self, name: &str, size: u32) -> Result<(u16, u16), DpdkError> {
+    /// The most RX/TX queue pairs port `id` can have (1 for a device without
+    /// multi-queue support), so that a caller can give each worker one where it can.
+    pub fn max_queues(&self, id: u16) -> Result<u16, DpdkError> {
+        // SAFETY: reads the device information of port `id` into the shim's own struct.
+        let rc = unsafe { ffi::trajan_port_max_queues(id) };
+        if rc < 0 {
+            return Err(DpdkError::Port { port: id, step: "rte_eth_dev_info_get".to_owned(), reason: strerror(rc) });
+        }
+        Ok((rc as u16).max(1))
+    }
+
+    /// Two new ports joined back to back by `queues` (1 to 16) pairs of rings
+    /// (`<name>_a`, `<name>_b`): what one sends on its queue i the other receives on
+    /// its queue i. A cable inside one process, for tests and benchmarks; with
+    /// several queues the sender picks the receiving queue, as a NIC's RSS would.
+    pub fn ring_pair(&self, name: &str, size: u32, queues: u16) -> Result<(u16, u16), DpdkError> {
         let c = cstring(name)?;
         let mut ports = [0u16; 2];
         // SAFETY: c is a valid C string, ports has room for the two ids written.
-        let rc = unsafe { ffi::trajan_ring_pair(c.as_ptr(), size, ports.as_mut_ptr()) };
+        let rc = unsafe { ffi::trajan_ring_pair(c.as_ptr(), size, queues, ports.as_mut_ptr()) };
         if rc < 0 {
             return Err(DpdkError::RingPair { name: name.to_owned(), reason: strerror(rc) });
         }

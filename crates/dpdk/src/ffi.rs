@@ -36,5 +36,6 @@ extern "C" {
     pub fn trajan_port_start(port: u16, queues: u16, desc: u16, mp: *mut RteMempool, mac: *mut u8, why: *mut *const c_char) -> c_int;
     pub fn trajan_link_up(port: u16) -> c_int;
     pub fn trajan_port_stats(port: u16, out: *mut u64) -> c_int;
-    pub fn trajan_ring_pair(name: *const c_char, size: c_uint, ports: *mut u16) -> c_int;
+    pub fn trajan_port_max_queues(port: u16) -> c_int;
+    pub fn trajan_ring_pair(name: *const c_char, size: c_uint, queues: u16, ports: *mut u16) -> c_int;
 }

@@ -53,13 +53,15 @@ impl Port {
         Ok(Port { id, queues: queues.max(1), mac, pool })
     }
 
+    /// The number of RX/TX queue pairs the port was started with.
+    pub fn queues(&self) -> u16 {
+        self.queues
+    }
 
     /// The port's MAC address, the source of the frames Trajan sends.
     pub fn mac(&self) -> [u8; 6] {
         self.mac
     }
-
-
 
     /// Queue pair `index` (below [`Port::queues`]), to be owned by one thread. Each
     /// index must be taken once: two handles on one queue would race in DPDK.

@@ -32,7 +32,7 @@ fn shared() -> &'static Shared {
 /// addresses, receiving into `pool`.
 fn cable(name: &str, ea: Encap, eb: Encap, pool: &Arc<Mempool>) -> (Face, Face) {
     let s = shared();
-    let (a, b) = s.eal.ring_pair(name, 1024).unwrap();
+    let (a, b) = s.eal.ring_pair(name, 1024, 1).unwrap();
     let pa = Port::start(&s.eal, a, 1, 512, Arc::clone(pool)).unwrap();
     let pb = Port::start(&s.eal, b, 1, 512, Arc::clone(pool)).unwrap();
     let addrs = LinkAddrs {
@@ -147,4 +147,34 @@ fn a_vdev_from_eal_arguments_is_a_port() {
     assert_eq!(q.take_dropped(), 0);
     assert!(matches!(s.eal.port_id("nope0"), Err(trajan_dpdk::DpdkError::NoSuchPort(_))));
     assert!(matches!(Eal::init(&EalConfig::default()), Err(trajan_dpdk::DpdkError::AlreadyInitialised)));
+}
+
+#[test]
+fn a_multi_queue_ring_cable_delivers_each_queue_to_its_twin_only() {
+    let s = shared();
+    let (a, b) = s.eal.ring_pair("mq", 1024, 2).unwrap();
+    assert_eq!((s.eal.max_queues(a).unwrap(), s.eal.max_queues(b).unwrap()), (2, 2));
+    let pa = Port::start(&s.eal, a, 2, 512, Arc::clone(&s.pool)).unwrap();
+    let pb = Port::start(&s.eal, b, 2, 512, Arc::clone(&s.pool)).unwrap();
+    assert_eq!((pa.queues(), pb.queues()), (2, 2));
+    assert!(pa.queue(2).is_none());
+    assert!(Port::start(&s.eal, a, 3, 512, Arc::clone(&s.pool)).is_err(), "more queues than rings");
+    let (mut a0, mut a1) = (pa.queue(0).unwrap(), pa.queue(1).unwrap());
+    let (mut b0, mut b1) = (pb.queue(0).unwrap(), pb.queue(1).unwrap());
+    for _ in 0..5 {
+        assert!(a0.send(60, |f| f.fill(0)));
+    }
+    for _ in 0..3 {
+        assert!(a1.send(60, |f| f.fill(1)));
+    }
+    a0.flush();
+    a1.flush();
+    let (mut got0, mut got1) = (Vec::new(), Vec::new());
+    for _ in 0..100 {
+        b0.rx_burst(&mut got0);
+        b1.rx_burst(&mut got1);
+    }
+    let bytes = |v: Vec<trajan_dpdk::Mbuf>| v.into_iter().map(|m| m.into_bytes()[0]).collect::<Vec<_>>();
+    assert_eq!(bytes(got0), vec![0; 5]);
+    assert_eq!(bytes(got1), vec![1; 3]);
 }
