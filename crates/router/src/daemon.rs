@@ -149,7 +149,8 @@ impl Daemon {
                 let _ = waker.wake();
             });
             let ports = d.io.worker_ports()?;
-            d.workers = Some(Workers::start(fwds, fibs, &placement, ports, wake, d.epoch).map_err(|e| StartError::Workers(e.to_string()))?);
+            let queues = d.worker_queues();
+            d.workers = Some(Workers::start(fwds, fibs, &placement, ports, queues, wake, d.epoch).map_err(|e| StartError::Workers(e.to_string()))?);
             // Faces made for static routes before the workers existed.
             let peers: Vec<_> = d.io.faces().filter_map(|f| d.io.hash_peer(f.id).map(|r| (f.id, r))).collect();
             for (face, remote) in peers {
@@ -162,16 +163,14 @@ impl Daemon {
         Ok(d)
     }
 
-    /// Opens the DPDK ports of `cfg` as faces (one forwarding thread only, for now).
+    /// Opens the DPDK ports of `cfg` as faces, with a queue pair per worker where
+    /// a port has enough (see [`crate::dpdk`]).
     #[cfg(feature = "dpdk")]
     fn open_dpdk(&mut self, cfg: &Config, workers: usize) -> Result<(), StartError> {
         if cfg.dpdk.ports.is_empty() {
             return Ok(());
         }
-        if workers > 1 {
-            return Err(StartError::Dpdk("DPDK faces forward on one thread for now: run with --workers 1 (workers.count = 1)".to_owned()));
-        }
-        let faces = crate::dpdk::DpdkFaces::open(cfg)?;
+        let faces = crate::dpdk::DpdkFaces::open(cfg, workers)?;
         for id in faces.ids() {
             self.fwd.add_face(id, FaceMeta { local: false, local_fields: false, point_to_point: true, ..Default::default() });
         }
@@ -186,6 +185,26 @@ impl Daemon {
             true => Ok(()),
             false => Err(StartError::Dpdk("this trajan was built without DPDK: rebuild with `--features dpdk`".to_owned())),
         }
+    }
+
+    /// The NIC queues each worker polls itself (none without DPDK ports of a
+    /// queue pair per worker).
+    fn worker_queues(&mut self) -> Vec<Box<dyn crate::workers::WorkerQueues>> {
+        #[cfg(feature = "dpdk")]
+        if let Some(d) = &mut self.dpdk {
+            return d.take_worker_queues();
+        }
+        Vec::new()
+    }
+
+    /// Whether the I/O thread busy-polls DPDK ports itself (single-queue ports
+    /// with several workers).
+    fn io_polls_dpdk(&self) -> bool {
+        #[cfg(feature = "dpdk")]
+        if let Some(d) = &self.dpdk {
+            return d.polls();
+        }
+        false
     }
 
     /// The face of DPDK port `name`.
@@ -340,14 +359,15 @@ impl Daemon {
         let now = self.now_ms();
         let timeout = self.rib.next_deadline().map_or(MAX_POLL, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_POLL));
         let workers = self.workers.as_ref().expect("dispatch mode");
-        let timeout = if workers.may_sleep() { timeout } else { Duration::ZERO };
+        let timeout = if !self.io_polls_dpdk() && workers.may_sleep() { timeout } else { Duration::ZERO };
         let mut events = std::mem::take(&mut self.events);
         let polled = self.io.poll(Some(timeout), &mut events);
         self.workers.as_ref().expect("dispatch mode").awake();
         polled?;
         self.dispatch_events(&mut events, now);
+        self.dispatch_dpdk(now);
         let now = self.now_ms();
-        let workers = self.workers.as_mut().expect("dispatch mode");
+        let mut workers = self.workers.take().expect("dispatch mode");
         workers.notify();
         let mut back = std::mem::take(&mut self.back);
         workers.drain(&mut back);
@@ -355,12 +375,13 @@ impl Daemon {
         for b in back.drain(..) {
             match b {
                 FromWorker::Send(o) if o.face == INTERNAL_FACE => {
-                    let reply = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io, Some(&mut *workers));
+                    let reply = self.mgmt.handle(&o.pkt, now, &mut self.fwd, &mut self.rib, &mut self.io, Some(&mut workers));
                     if let Some(reply) = reply {
                         workers.dispatch(INTERNAL_FACE, reply, now);
                     }
                 }
-                FromWorker::Send(o) => self.io.send(o.face, o.pkt),
+                FromWorker::Send(o) => self.send(o.face, o.pkt),
+                FromWorker::Handoff(face, pkt) => workers.dispatch(face, pkt, now),
                 FromWorker::Punt { port, datagram } => self.io.hash_datagram(port, datagram, &mut events),
                 FromWorker::Counters(counters) => {
                     for (face, c) in &counters {
@@ -370,6 +391,7 @@ impl Daemon {
             }
         }
         self.back = back;
+        self.workers = Some(workers);
         // Faces and packets from the datagrams the workers handed back.
         self.dispatch_events(&mut events, now);
         self.events = events;
@@ -379,7 +401,25 @@ impl Daemon {
         }
         workers.notify();
         self.io.flush();
+        #[cfg(feature = "dpdk")]
+        if let Some(d) = &mut self.dpdk {
+            d.flush();
+        }
         Ok(())
+    }
+
+    /// Hands what the DPDK ports the I/O thread polls received to their workers.
+    fn dispatch_dpdk(&mut self, now: u64) {
+        #[cfg(feature = "dpdk")]
+        if let Some(d) = self.dpdk.as_mut().filter(|d| d.polls()) {
+            self.burst.clear();
+            d.poll(&mut self.burst);
+            let workers = self.workers.as_mut().expect("dispatch mode");
+            for (face, pkt) in self.burst.drain(..) {
+                workers.dispatch(face, pkt, now);
+            }
+        }
+        let _ = now;
     }
 
     /// Applies face events and hands received packets to their workers.

@@ -1,6 +1,12 @@
 //! The daemon's DPDK faces (`--features dpdk`): EAL started from `[dpdk]`, one
-//! mempool sized from the configuration, and one face per configured port, polled
-//! in bursts by the forwarding loop next to the socket faces.
+//! mempool sized from the configuration, and one face per configured port.
+//!
+//! With one worker, the forwarding loop polls every port in bursts next to the
+//! socket faces. With several, a port that has a queue pair per worker gives each
+//! worker its own ([`QueueFaces`], polled and sent on by that worker alone); a port
+//! with a single queue (a memif or another device without multi-queue support)
+//! stays with the I/O thread, which polls it, dispatches by name like a socket
+//! face, and sends on it what the workers return.
 
 use std::sync::Arc;
 
@@ -12,105 +18,193 @@ use trajan_io::{FaceCounters, FaceId};
 
 use crate::config::{parse_mac, Config};
 use crate::daemon::StartError;
+use crate::workers::WorkerQueues;
 
 /// Face ids of DPDK ports start here, far from the socket faces' ids (256 upward).
 pub const FIRST_DPDK_FACE: FaceId = 0x4000_0000;
 
-/// The open DPDK ports, one face each.
+/// The open DPDK ports: the faces the thread that owns this polls, and the queue
+/// faces waiting to be handed to the workers.
 pub struct DpdkFaces {
     _eal: Eal,
-    faces: Vec<(FaceId, String, Face)>,
-    ports: Vec<Port>,
+    /// Every port, with its face id and name.
+    ports: Vec<(FaceId, String, Port)>,
+    /// The faces polled by the forwarding loop (one worker) or the I/O thread.
+    faces: QueueFaces,
+    /// One set per worker, of the ports with a queue pair per worker, until
+    /// [`DpdkFaces::take_worker_queues`].
+    per_worker: Vec<QueueFaces>,
+}
+
+/// One queue pair of each of some ports, as faces, used by one thread.
+#[derive(Default)]
+pub struct QueueFaces {
+    faces: Vec<(FaceId, Face)>,
     rx: Vec<Bytes>,
 }
 
-/// Buffers for the pool when `dpdk.mbufs` is 0: every CS entry may hold one, and
-/// every RX and TX descriptor of every port, plus bursts in flight.
-fn pool_size(cfg: &Config) -> u32 {
-    if cfg.dpdk.mbufs > 0 {
-        return cfg.dpdk.mbufs;
-    }
-    let queues = cfg.dpdk.ports.len() * 2 * usize::from(cfg.dpdk.queue_size);
-    let n = cfg.tables.cs_capacity + queues + 4096;
-    // DPDK pools are most efficient at 2^k - 1 buffers.
-    (n.next_power_of_two() - 1).min(u32::MAX as usize) as u32
-}
-
-impl DpdkFaces {
-    /// Starts EAL and every port of `cfg.dpdk`.
-    pub fn open(cfg: &Config) -> Result<DpdkFaces, StartError> {
-        let err = |e: trajan_dpdk::DpdkError| StartError::Dpdk(e.to_string());
-        let mbufs = pool_size(cfg);
-        // Without hugepages EAL's memory must hold the pool (a 2,176-byte buffer and
-        // its headers: 3 KiB with room to spare) plus EAL's and the drivers' own.
-        let no_huge_mb = (mbufs as usize * 3).div_ceil(1024) + 256;
-        let eal = Eal::init(&EalConfig { args: cfg.dpdk.eal_args.clone(), no_huge_mb }).map_err(err)?;
-        let pool = Arc::new(Mempool::new(&eal, "trajan_pool", mbufs, DATA_ROOM).map_err(err)?);
-        let (mut faces, mut ports) = (Vec::new(), Vec::new());
-        for (i, p) in cfg.dpdk.ports.iter().enumerate() {
-            let id = eal.port_id(&p.name).map_err(err)?;
-            let port = Port::start(&eal, id, 1, cfg.dpdk.queue_size, Arc::clone(&pool)).map_err(err)?;
-            let addrs = LinkAddrs {
-                local_mac: port.mac(),
-                remote_mac: parse_mac(&p.remote_mac).map_err(StartError::Dpdk)?,
-                local_ip: p.local_ip,
-                remote_ip: p.remote_ip,
-                local_port: p.local_port,
-                remote_port: p.remote_port,
-            };
-            let encap = p.encap.parse().map_err(StartError::Dpdk)?;
-            let queue = port.queue(0).expect("started with one queue");
-            let face = FIRST_DPDK_FACE + i as FaceId;
-            tracing::info!(face, port = %p.name, encap = %p.encap, mbufs, "DPDK face up");
-            faces.push((face, p.name.clone(), Face::new(queue, Link { encap, addrs })));
-            ports.push(port);
-        }
-        Ok(DpdkFaces { _eal: eal, faces, ports, rx: Vec::with_capacity(trajan_dpdk::BURST) })
-    }
-
-    /// The face of port `name` (routes name it `dev://<name>`).
-    pub fn face_of(&self, name: &str) -> Option<FaceId> {
-        self.faces.iter().find(|(_, n, _)| n == name).map(|(id, _, _)| *id)
-    }
-
-    /// Every face id, for the engine.
-    pub fn ids(&self) -> impl Iterator<Item = FaceId> + '_ {
-        self.faces.iter().map(|(id, _, _)| *id)
-    }
-
-    /// Reads one burst from every port into `burst`; returns the frames read.
+impl QueueFaces {
+    /// Reads one burst from every queue into `burst`; returns the frames read.
     pub fn poll(&mut self, burst: &mut Vec<(FaceId, Bytes)>) -> usize {
         let mut frames = 0;
-        for (id, _, face) in &mut self.faces {
+        for (id, face) in &mut self.faces {
             frames += face.recv(&mut self.rx);
             burst.extend(self.rx.drain(..).map(|p| (*id, p)));
         }
         frames
     }
 
-    /// Queues `pkt` on DPDK face `face`; gives it back when `face` is not one.
+    /// Queues `pkt` on face `face`; gives it back when `face` is not one of these.
     pub fn send(&mut self, face: FaceId, pkt: Bytes) -> Option<Bytes> {
-        let Some(i) = face.checked_sub(FIRST_DPDK_FACE).map(|i| i as usize).filter(|&i| i < self.faces.len()) else {
-            return Some(pkt);
-        };
-        self.faces[i].2.send(&pkt);
-        None
+        match self.faces.iter_mut().find(|(id, _)| *id == face) {
+            Some((_, f)) => {
+                f.send(&pkt);
+                None
+            }
+            None => Some(pkt),
+        }
     }
 
     /// Sends what every face queued.
     pub fn flush(&mut self) {
-        for (_, _, face) in &mut self.faces {
+        for (_, face) in &mut self.faces {
             face.flush();
         }
     }
 
-    /// Logs every face's counters and its port's (at shutdown: what a run moved,
-    /// dropped as malformed, or lost for want of buffers).
+    /// Whether there is no face here.
+    pub fn is_empty(&self) -> bool {
+        self.faces.is_empty()
+    }
+}
+
+impl WorkerQueues for QueueFaces {
+    fn recv(&mut self, out: &mut Vec<(FaceId, Bytes)>) -> usize {
+        self.poll(out)
+    }
+
+    fn send(&mut self, face: FaceId, pkt: Bytes) -> Option<Bytes> {
+        QueueFaces::send(self, face, pkt)
+    }
+
+    fn flush(&mut self) {
+        QueueFaces::flush(self)
+    }
+}
+
+/// Buffers for the pool when `dpdk.mbufs` is 0: every CS entry may hold one, and
+/// every RX and TX descriptor of every queue of every port, plus bursts in flight.
+fn pool_size(cfg: &Config, workers: usize) -> u32 {
+    if cfg.dpdk.mbufs > 0 {
+        return cfg.dpdk.mbufs;
+    }
+    let queues = cfg.dpdk.ports.len() * workers.max(1) * 2 * usize::from(cfg.dpdk.queue_size);
+    let n = cfg.tables.cs_capacity + queues + 4096;
+    // DPDK pools are most efficient at 2^k - 1 buffers.
+    (n.next_power_of_two() - 1).min(u32::MAX as usize) as u32
+}
+
+impl DpdkFaces {
+    /// Starts EAL and every port of `cfg.dpdk`, with a queue pair per worker on
+    /// the ports that have enough queues when there are several `workers`.
+    pub fn open(cfg: &Config, workers: usize) -> Result<DpdkFaces, StartError> {
+        let mbufs = pool_size(cfg, workers);
+        // Without hugepages EAL's memory must hold the pool (a 2,176-byte buffer and
+        // its headers: 3 KiB with room to spare) plus EAL's and the drivers' own.
+        let no_huge_mb = (mbufs as usize * 3).div_ceil(1024) + 256;
+        let eal = Eal::init(&EalConfig { args: cfg.dpdk.eal_args.clone(), no_huge_mb }).map_err(dpdk_err)?;
+        let pool = Arc::new(Mempool::new(&eal, "trajan_pool", mbufs, DATA_ROOM).map_err(dpdk_err)?);
+        DpdkFaces::open_ports(eal, cfg, workers, &pool)
+    }
+
+    /// Starts every port of `cfg.dpdk` on a running EAL, receiving into `pool`.
+    pub fn open_ports(eal: Eal, cfg: &Config, workers: usize, pool: &Arc<Mempool>) -> Result<DpdkFaces, StartError> {
+        let mut d = DpdkFaces { _eal: eal, ports: Vec::new(), faces: QueueFaces::default(), per_worker: Vec::new() };
+        d.per_worker.resize_with(if workers > 1 { workers } else { 0 }, QueueFaces::default);
+        for (i, p) in cfg.dpdk.ports.iter().enumerate() {
+            let id = d._eal.port_id(&p.name).map_err(dpdk_err)?;
+            let max = d._eal.max_queues(id).map_err(dpdk_err)?;
+            let queues = if workers > 1 && usize::from(max) >= workers { workers as u16 } else { 1 };
+            let port = Port::start(&d._eal, id, queues, cfg.dpdk.queue_size, Arc::clone(pool)).map_err(dpdk_err)?;
+            let link = Link {
+                encap: p.encap.parse().map_err(StartError::Dpdk)?,
+                addrs: LinkAddrs {
+                    local_mac: port.mac(),
+                    remote_mac: parse_mac(&p.remote_mac).map_err(StartError::Dpdk)?,
+                    local_ip: p.local_ip,
+                    remote_ip: p.remote_ip,
+                    local_port: p.local_port,
+                    remote_port: p.remote_port,
+                },
+            };
+            let face = FIRST_DPDK_FACE + i as FaceId;
+            let by = if queues > 1 { "one queue pair per worker" } else { "one queue, polled by the forwarding loop or the I/O thread" };
+            tracing::info!(face, port = %p.name, encap = %p.encap, queues, max_queues = max, "DPDK face up: {by}");
+            for q in 0..queues {
+                let owner = if queues > 1 { &mut d.per_worker[usize::from(q)] } else { &mut d.faces };
+                owner.faces.push((face, Face::new(port.queue(q).expect("started with these queues"), link)));
+            }
+            d.ports.push((face, p.name.clone(), port));
+        }
+        Ok(d)
+    }
+
+    /// The queue faces of worker 0, 1, ...: each to be moved to its worker's thread.
+    /// Empty when no port has a queue pair per worker.
+    pub fn take_worker_queues(&mut self) -> Vec<Box<dyn WorkerQueues>> {
+        let sets = std::mem::take(&mut self.per_worker);
+        if sets.iter().all(QueueFaces::is_empty) {
+            return Vec::new();
+        }
+        sets.into_iter().map(|q| Box::new(q) as Box<dyn WorkerQueues>).collect()
+    }
+
+    /// Whether this thread has faces to poll (else the workers poll them all).
+    pub fn polls(&self) -> bool {
+        !self.faces.is_empty()
+    }
+
+    /// The face of port `name` (routes name it `dev://<name>`).
+    pub fn face_of(&self, name: &str) -> Option<FaceId> {
+        self.ports.iter().find(|(_, n, _)| n == name).map(|(id, _, _)| *id)
+    }
+
+    /// Every face id, for the engine.
+    pub fn ids(&self) -> impl Iterator<Item = FaceId> + '_ {
+        self.ports.iter().map(|(id, _, _)| *id)
+    }
+
+    /// Reads one burst from every port this thread polls into `burst`; returns
+    /// the frames read.
+    pub fn poll(&mut self, burst: &mut Vec<(FaceId, Bytes)>) -> usize {
+        self.faces.poll(burst)
+    }
+
+    /// Queues `pkt` on DPDK face `face`, when this thread sends on it; gives it
+    /// back otherwise.
+    pub fn send(&mut self, face: FaceId, pkt: Bytes) -> Option<Bytes> {
+        self.faces.send(face, pkt)
+    }
+
+    /// Sends what every face of this thread queued.
+    pub fn flush(&mut self) {
+        self.faces.flush();
+    }
+
+    /// Logs this thread's faces' counters and every port's (at shutdown: what a
+    /// run moved, dropped as malformed, or lost for want of buffers).
     pub fn log_counters(&self) {
-        for ((id, name, f), port) in self.faces.iter().zip(&self.ports) {
+        for (id, f) in &self.faces.faces {
             let FaceCounters { in_packets, out_packets, dropped_in, dropped_out, .. } = f.counters;
+            tracing::info!(face = id, in_packets, out_packets, dropped_in, dropped_out, "DPDK face counters");
+        }
+        for (id, name, port) in &self.ports {
             let p = port.stats();
-            tracing::info!(face = id, port = %name, in_packets, out_packets, dropped_in, dropped_out, port_missed = p.missed, port_no_mbuf = p.no_mbuf, port_out_errors = p.out_errors, "DPDK face counters");
+            tracing::info!(face = id, port = %name, in_packets = p.in_packets, out_packets = p.out_packets, port_missed = p.missed, port_no_mbuf = p.no_mbuf, port_out_errors = p.out_errors, "DPDK port counters");
         }
     }
+}
+
+fn dpdk_err(e: trajan_dpdk::DpdkError) -> StartError {
+    StartError::Dpdk(e.to_string())
 }

@@ -26,6 +26,14 @@
 //! which remote addresses are faces from the I/O thread in ring order
 //! ([`Workers::add_peer`]), after the face itself.
 //!
+//! With DPDK ports of several queues ([`WorkerQueues`], Augustus' first option,
+//! NIC RSS) each worker polls RX queue i of every port and transmits on TX queue
+//! i, which no other thread touches. The NIC hashes addresses, not names, so a
+//! worker forwards only the packets whose name it owns (the same test as on its
+//! UDP port) and hands the rest to the I/O thread ([`FromWorker::Handoff`]), which
+//! dispatches them to their owner like any packet: one hand-off, never a loss or
+//! a second copy.
+//!
 //! Memory is one FIB replica per worker rather than Augustus' one per NUMA node;
 //! the shared left-right FIB (`trajan_tables::FibWriter`) gives one per node once
 //! the engine reads its FIB through a `FibReader`.
@@ -135,9 +143,10 @@ pub struct ShardStats {
     pub in_ring_drops: u64,
     /// Packets this worker dropped because its outbound ring was full.
     pub out_ring_drops: u64,
-    /// Packets the worker read on its own UDP port and forwarded without hand-off.
+    /// Packets the worker read itself (its UDP port, its NIC queues) and forwarded
+    /// without hand-off.
     pub direct: u64,
-    /// Datagrams from its port it handed back to the I/O thread (new peer, another
+    /// Packets it read itself and handed back to the I/O thread (new peer, another
     /// worker's name, fragment, malformed).
     pub punted: u64,
     /// Where the worker runs, when pinned.
@@ -225,6 +234,21 @@ pub enum FromWorker {
     /// Link counters of the faces the worker served on its port since its last
     /// report, for the I/O layer's face counters and idle timeout.
     Counters(Vec<(FaceId, LinkCounters)>),
+    /// A packet received on face `.0` through the worker's NIC queue whose name
+    /// another worker owns: for the I/O thread to [`Workers::dispatch`].
+    Handoff(FaceId, Bytes),
+}
+
+/// The NIC queues one worker polls and sends on itself: one RX/TX queue pair of
+/// each multi-queue port, used by no other thread, so no lock is taken.
+pub trait WorkerQueues: Send {
+    /// Reads one burst from every queue, appending (face, NDN packet) to `out`;
+    /// returns the frames read (malformed ones are counted and dropped there).
+    fn recv(&mut self, out: &mut Vec<(FaceId, Bytes)>) -> usize;
+    /// Queues `pkt` on `face`; gives it back when `face` is none of these queues'.
+    fn send(&mut self, face: FaceId, pkt: Bytes) -> Option<Bytes>;
+    /// Sends what is queued.
+    fn flush(&mut self);
 }
 
 enum Control {
@@ -284,6 +308,9 @@ pub struct Workers {
     short_until: Arc<AtomicU64>,
     /// Whether the workers own UDP ports (so they need to know the peers).
     ports: bool,
+    /// Whether the workers read packets themselves (UDP ports or NIC queues), so
+    /// they must hear of short CanBePrefix Interests.
+    direct_rx: bool,
     /// The FIB the workers read, one replica per NUMA node.
     fibs: NodeFibs,
 }
@@ -291,7 +318,8 @@ pub struct Workers {
 impl Workers {
     /// Starts one worker per forwarder, pinned where `placement` says (unpinned when
     /// it is shorter, as in tests), each with its port of the hash face when
-    /// `ports` has one per forwarder (else none has a port). Forwarder `i` reads
+    /// `ports` has one per forwarder (else none has a port), and with NIC queues
+    /// when `queues` has one set per forwarder (else none polls). Forwarder `i` reads
     /// `fibs.reader(i)`, and route changes go to `fibs`. `wake_io` is called when a
     /// worker queued output while the I/O thread was about to sleep; `epoch` is
     /// the engine's clock origin.
@@ -300,6 +328,7 @@ impl Workers {
         fibs: NodeFibs,
         placement: &[Placement],
         ports: Vec<WorkerPort>,
+        queues: Vec<Box<dyn WorkerQueues>>,
         wake_io: WakeIo,
         epoch: Instant,
     ) -> std::io::Result<Workers> {
@@ -307,7 +336,9 @@ impl Workers {
         let short_until = Arc::new(AtomicU64::new(0));
         let count = fwds.len();
         let with_ports = ports.len() == count;
+        let with_queues = queues.len() == count;
         let mut ports = ports.into_iter();
+        let mut queues = queues.into_iter();
         let mut links = Vec::with_capacity(count);
         for (i, fwd) in fwds.into_iter().enumerate() {
             let (to, rx) = rtrb::RingBuffer::new(IN_RING);
@@ -335,6 +366,7 @@ impl Workers {
                 poll,
                 wake: wake.clone(),
                 port,
+                queues: queues.next().filter(|_| with_queues).map(|q| Nic { queues: q, index: i, count, short_until: short_until.clone(), direct: 0, handed: 0 }),
             };
             let thread = std::thread::Builder::new().name(format!("trajan-worker-{i}")).spawn(move || {
                 if let Some(cpu) = cpu {
@@ -346,7 +378,7 @@ impl Workers {
             })?;
             links.push(Link { to, from, thread: Some(thread), wake, placement: place, dispatched: 0, in_ring_drops: 0, pending: false });
         }
-        Ok(Workers { links, io_sleeping, short: ShortPrefixes::default(), extra: Vec::new(), short_until, ports: with_ports, fibs })
+        Ok(Workers { links, io_sleeping, short: ShortPrefixes::default(), extra: Vec::new(), short_until, ports: with_ports, direct_rx: with_ports || with_queues, fibs })
     }
 
     /// Number of workers.
@@ -378,7 +410,7 @@ impl Workers {
         let w = owner(keys.map(|k| k.key()), self.links.len());
         if let (Some(keys), true) = (keys, self.links.len() > 1) {
             self.short.note_interest(&keys, w, now_ms);
-            if keys.interest && keys.hashed < DISPATCH_COMPONENTS && self.ports {
+            if keys.interest && keys.hashed < DISPATCH_COMPONENTS && self.direct_rx {
                 self.short_until.store(now_ms + SHORT_PREFIX_TTL_MS, Ordering::SeqCst);
             }
             let mut extra = std::mem::take(&mut self.extra);
@@ -550,6 +582,29 @@ struct Worker {
     poll: mio::Poll,
     wake: Arc<Wake>,
     port: Option<Port>,
+    /// Its NIC queues, busy-polled: the worker then never sleeps.
+    queues: Option<Nic>,
+}
+
+/// A worker's NIC queues and what it needs to test ownership of what they bring.
+struct Nic {
+    queues: Box<dyn WorkerQueues>,
+    index: usize,
+    count: usize,
+    short_until: Arc<AtomicU64>,
+    /// Packets forwarded where they arrived, and handed to the I/O thread.
+    direct: u64,
+    handed: u64,
+}
+
+/// Whether worker `index` of `count` may forward `pkt`, read by itself, without
+/// the I/O thread: it owns the name, an Interest has a full dispatch key (a short
+/// one is for the I/O thread to note), and Data waits for no short CanBePrefix
+/// Interest on another worker (`short_until`).
+fn owns(pkt: &[u8], index: usize, count: usize, short_until: &AtomicU64, now_ms: u64) -> bool {
+    let Some(keys) = name_keys(pkt) else { return false };
+    let complete = if keys.interest { keys.hashed == DISPATCH_COMPONENTS } else { now_ms >= short_until.load(Ordering::SeqCst) };
+    complete && owner(Some(keys.key()), count) == index
 }
 
 /// A worker's port of the hash face, and what it knows to use it.
@@ -592,18 +647,14 @@ impl Port {
     }
 
     /// The face and packet, when this worker may forward the datagram itself: a
-    /// plain packet from a known peer whose name this worker owns. An Interest
-    /// must have a full dispatch key (a short one is for the I/O thread to note),
-    /// and Data waits for no short CanBePrefix Interest on another worker.
+    /// plain packet from a known peer that it [`owns`].
     fn direct(&mut self, d: &Datagram, now_ms: u64) -> Option<(FaceId, Bytes)> {
         let face = *self.peers.get(&d.from)?;
         if let Some((_, seen)) = self.remotes.get_mut(&face) {
             *seen = true;
         }
         let pkt = d.plain()?;
-        let keys = name_keys(pkt)?;
-        let complete = if keys.interest { keys.hashed == DISPATCH_COMPONENTS } else { now_ms >= self.short_until.load(Ordering::SeqCst) };
-        (complete && owner(Some(keys.key()), self.count) == self.index).then(|| (face, pkt.clone()))
+        owns(pkt, self.index, self.count, &self.short_until, now_ms).then(|| (face, pkt.clone()))
     }
 
     fn forget(&mut self, face: FaceId) {
@@ -644,11 +695,12 @@ impl Worker {
                 }
             }
             busy |= self.receive(&mut burst);
+            busy |= self.receive_nic(&mut burst);
             self.forward(&mut burst, &mut out);
             let now = self.now_ms();
             self.fwd.tick(now);
             self.report(now);
-            if !busy {
+            if !busy && self.queues.is_none() {
                 let wait = self.fwd.next_deadline().map_or(MAX_PARK, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_PARK));
                 self.wake.sleeping.store(true, Ordering::SeqCst);
                 fence(Ordering::SeqCst);
@@ -696,6 +748,38 @@ impl Worker {
         more
     }
 
+    /// Reads a burst from every NIC queue: what the worker owns joins `burst`, the
+    /// rest goes to the I/O thread to dispatch. True when frames came.
+    fn receive_nic(&mut self, burst: &mut Vec<(FaceId, Bytes)>) -> bool {
+        let Some(nic) = &mut self.queues else { return false };
+        let start = burst.len();
+        if nic.queues.recv(burst) == 0 {
+            return false;
+        }
+        let now = self.epoch.elapsed().as_millis() as u64;
+        let (tx, drops) = (&mut self.tx, &mut self.out_ring_drops);
+        let (mut queued, mut seen) = (false, 0);
+        // Keeps the arrival order of what stays; each packet either stays or is
+        // handed over, never both.
+        burst.retain(|(face, pkt)| {
+            seen += 1;
+            if seen <= start || owns(pkt, nic.index, nic.count, &nic.short_until, now) {
+                nic.direct += u64::from(seen > start);
+                return true;
+            }
+            nic.handed += 1;
+            match tx.push(FromWorker::Handoff(*face, pkt.clone())) {
+                Ok(()) => queued = true,
+                Err(_) => *drops += 1,
+            }
+            false
+        });
+        if queued {
+            self.wake_io();
+        }
+        true
+    }
+
     /// Hands the port's link counters to the I/O thread, at most once per
     /// [`COUNTER_REPORT_MS`]; kept for the next report while the ring is full.
     fn report(&mut self, now: u64) {
@@ -728,7 +812,13 @@ impl Worker {
         self.fwd.process_burst(now, burst, out);
         burst.clear();
         let mut queued = false;
-        for o in out.drain(..) {
+        for mut o in out.drain(..) {
+            if let Some(nic) = &mut self.queues {
+                match nic.queues.send(o.face, o.pkt) {
+                    Some(pkt) => o.pkt = pkt,
+                    None => continue,
+                }
+            }
             if let Some(port) = &mut self.port {
                 if let Some(&(to, true)) = port.remotes.get(&o.face) {
                     port.sock.queue(o.face, to.addr_for(&o.pkt), o.pkt);
@@ -739,6 +829,9 @@ impl Worker {
                 Ok(()) => queued = true,
                 Err(_) => self.out_ring_drops += 1,
             }
+        }
+        if let Some(nic) = &mut self.queues {
+            nic.queues.flush();
         }
         if let Some(port) = &mut self.port {
             let counters = &mut port.counters;
@@ -776,7 +869,11 @@ impl Worker {
                 }
             }
             Control::Stats(reply) => {
-                let (direct, punted) = self.port.as_ref().map_or((0, 0), |p| (p.direct, p.punted));
+                let (mut direct, mut punted) = self.port.as_ref().map_or((0, 0), |p| (p.direct, p.punted));
+                if let Some(nic) = &self.queues {
+                    direct += nic.direct;
+                    punted += nic.handed;
+                }
                 let s = ShardStats { out_ring_drops: self.out_ring_drops, direct, punted, ..ShardStats::of(&self.fwd) };
                 let _ = reply.try_send(s);
             }
@@ -823,7 +920,7 @@ mod tests {
 
     fn start(n: usize) -> Workers {
         let (fwds, fibs) = forwarders(n);
-        Workers::start(fwds, fibs, &[], Vec::new(), Arc::new(|| {}), Instant::now()).unwrap()
+        Workers::start(fwds, fibs, &[], Vec::new(), Vec::new(), Arc::new(|| {}), Instant::now()).unwrap()
     }
 
     fn interest(name: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
@@ -852,7 +949,7 @@ mod tests {
             match b {
                 FromWorker::Send(o) => out.push(o),
                 FromWorker::Punt { port, datagram } => punted.push((port, datagram)),
-                FromWorker::Counters(_) => {}
+                FromWorker::Counters(_) | FromWorker::Handoff(..) => {}
             }
         }
         (out, punted, stats)
@@ -972,7 +1069,7 @@ mod tests {
         let ports = io.worker_ports().unwrap();
         let hash = io.hash_ports().unwrap();
         let (fwds, fibs) = forwarders(n);
-        let mut w = Workers::start(fwds, fibs, &[], ports, Arc::new(|| {}), Instant::now()).unwrap();
+        let mut w = Workers::start(fwds, fibs, &[], ports, Vec::new(), Arc::new(|| {}), Instant::now()).unwrap();
         let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         w.add_peer(DOWN, trajan_io::HashPorts { base: sock.local_addr().unwrap(), count: 1 });
@@ -1111,6 +1208,117 @@ mod tests {
         let total = ShardStats::sum(&seen.stats);
         assert_eq!((total.counters.no_route, total.in_ring_drops, total.out_ring_drops, total.punted), (0, 0, 0, 0));
         assert_eq!(total.direct, n as u64);
+    }
+
+    /// A worker's NIC queues in memory: frames in as (face, packet), frames out
+    /// likewise, for faces `DOWN` and `UP`.
+    struct MemQueues {
+        rx: rtrb::Consumer<(FaceId, Bytes)>,
+        tx: rtrb::Producer<(FaceId, Bytes)>,
+    }
+
+    impl WorkerQueues for MemQueues {
+        fn recv(&mut self, out: &mut Vec<(FaceId, Bytes)>) -> usize {
+            let n = self.rx.slots().min(32);
+            out.extend((0..n).filter_map(|_| self.rx.pop().ok()));
+            n
+        }
+
+        fn send(&mut self, face: FaceId, pkt: Bytes) -> Option<Bytes> {
+            if face != DOWN && face != UP {
+                return Some(pkt);
+            }
+            self.tx.push((face, pkt)).expect("test ring has room");
+            None
+        }
+
+        fn flush(&mut self) {}
+    }
+
+    /// The test's ends of one worker's queues: what goes in, what came out.
+    type QueueEnds = (rtrb::Producer<(FaceId, Bytes)>, rtrb::Consumer<(FaceId, Bytes)>);
+
+    /// `n` workers polling in-memory NIC queues.
+    fn start_with_queues(n: usize) -> (Workers, Vec<QueueEnds>) {
+        let (fwds, fibs) = forwarders(n);
+        let (mut queues, mut ends) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            let (to, rx) = rtrb::RingBuffer::new(8192);
+            let (tx, from) = rtrb::RingBuffer::new(8192);
+            queues.push(Box::new(MemQueues { rx, tx }) as Box<dyn WorkerQueues>);
+            ends.push((to, from));
+        }
+        (Workers::start(fwds, fibs, &[], Vec::new(), queues, Arc::new(|| {}), Instant::now()).unwrap(), ends)
+    }
+
+    /// Plays the I/O thread (hand-offs go to [`Workers::dispatch`]) until the
+    /// workers sent `want` packets on their queues; returns them as Outgoing.
+    fn run_io(w: &mut Workers, ends: &mut [QueueEnds], want: usize) -> Vec<Outgoing> {
+        let mut sent = Vec::new();
+        for _ in 0..2000 {
+            let mut back = Vec::new();
+            w.drain(&mut back);
+            for b in back {
+                match b {
+                    FromWorker::Handoff(face, pkt) => w.dispatch(face, pkt, 0),
+                    other => panic!("workers with only NIC faces returned {other:?}"),
+                }
+            }
+            w.notify();
+            for (_, from) in ends.iter_mut() {
+                while let Ok((face, pkt)) = from.pop() {
+                    sent.push(Outgoing { face, pkt });
+                }
+            }
+            if sent.len() >= want {
+                return sent;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("the workers sent {} of {want} packets", sent.len());
+    }
+
+    #[test]
+    fn nic_queues_forward_what_the_worker_owns_and_hand_off_the_rest_exactly_once() {
+        let (mut w, mut ends) = start_with_queues(2);
+        let n = 400u32;
+        let name = |i: u32| format!("/app/obj{i}/seg=0");
+        // Queues picked without regard to names, as RSS does: about half land on
+        // the worker that does not own them.
+        let mut misqueued = 0;
+        for i in 0..n {
+            let pkt = interest(&name(i), i, false);
+            misqueued += u64::from(w.owner_of(&pkt) != (i % 2) as usize);
+            ends[(i % 2) as usize].0.push((DOWN, pkt)).unwrap();
+        }
+        let out = run_io(&mut w, &mut ends, n as usize);
+        let mut up = names(&out, UP);
+        assert_eq!(up.len(), n as usize, "every Interest forwarded, on the queues");
+        up.dedup();
+        assert_eq!(up.len(), n as usize, "an Interest was forwarded twice");
+        let total = ShardStats::sum(&w.stats());
+        assert!(misqueued > 0 && misqueued < n as u64);
+        assert_eq!((total.direct, total.punted, total.dispatched), (n as u64 - misqueued, misqueued, misqueued));
+        // The Data come back on the other queue: the mis-queued ones meet their PIT
+        // entry after a hand-off, and leave on the owner's queue.
+        for i in 0..n {
+            ends[((i + 1) % 2) as usize].0.push((UP, DataBuilder::new(name(i).parse().unwrap()).build(b"x"))).unwrap();
+        }
+        let out = run_io(&mut w, &mut ends, n as usize);
+        let mut down = names(&out, DOWN);
+        assert_eq!(down.len(), n as usize, "every Data delivered");
+        down.dedup();
+        assert_eq!(down.len(), n as usize, "a Data was delivered twice");
+        let stats = w.stats();
+        for (i, s) in stats.iter().enumerate() {
+            assert_eq!(s.counters.unsolicited_data, 0, "worker {i} got Data whose Interest went elsewhere");
+            assert_eq!(s.pit_entries, 0, "worker {i}");
+            assert!(s.direct > 0, "worker {i} forwarded nothing from its own queue");
+        }
+        let total = ShardStats::sum(&stats);
+        assert_eq!(total.counters.satisfied_interests, n as u64);
+        assert_eq!(total.direct + total.punted, 2 * n as u64, "every frame either forwarded where it came or handed off");
+        assert_eq!((total.in_ring_drops, total.out_ring_drops), (0, 0));
     }
 
     #[test]
