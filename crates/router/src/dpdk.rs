@@ -208,3 +208,88 @@ impl DpdkFaces {
 fn dpdk_err(e: trajan_dpdk::DpdkError) -> StartError {
     StartError::Dpdk(e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use trajan_engine::Outgoing;
+    use trajan_io::encap::Encap;
+    use trajan_wire::data::DataBuilder;
+
+    use super::*;
+    use crate::workers::tests::{forwarders_with, interest, names, run_io_with};
+    use crate::workers::{ShardStats, Workers};
+
+    /// The far end of a ring cable: one face per queue of port `id`.
+    fn peer(eal: &Eal, id: u16, queues: u16, pool: &Arc<Mempool>) -> (Port, Vec<Face>) {
+        let port = Port::start(eal, id, queues, 512, Arc::clone(pool)).unwrap();
+        let addrs = LinkAddrs { local_mac: port.mac(), remote_mac: [0xff; 6], local_ip: [192, 0, 2, 2].into(), remote_ip: [192, 0, 2, 1].into(), local_port: 6363, remote_port: 6363 };
+        let faces = (0..queues).map(|q| Face::new(port.queue(q).unwrap(), Link { encap: Encap::Ether, addrs })).collect();
+        (port, faces)
+    }
+
+    /// Everything the peer's queues received, as sent by face `face`.
+    fn gather(faces: &mut [Face], face: FaceId, sent: &mut Vec<Outgoing>) {
+        let mut rx = Vec::new();
+        for f in faces {
+            f.recv(&mut rx);
+        }
+        sent.extend(rx.into_iter().map(|pkt| Outgoing { face, pkt }));
+    }
+
+    #[test]
+    fn two_workers_poll_their_own_queue_of_each_port_and_hand_off_by_name() {
+        let eal = Eal::init(&EalConfig { args: vec!["--no-pci".into(), "--no-huge".into(), "-m".into(), "256".into()], no_huge_mb: 256 }).unwrap();
+        let pool = Arc::new(Mempool::new(&eal, "rss_pool", 16383, DATA_ROOM).unwrap());
+        // Consumer and producer cables of two queues, and a one-queue port.
+        let (_, cb) = eal.ring_pair("rssc", 2048, 2).unwrap();
+        let (_, pb) = eal.ring_pair("rssp", 2048, 2).unwrap();
+        let (_, sb) = eal.ring_pair("one", 256, 1).unwrap();
+        let text = "[dpdk]\n[[dpdk.ports]]\nname = \"net_ring_rssc_a\"\n[[dpdk.ports]]\nname = \"net_ring_rssp_a\"\n[[dpdk.ports]]\nname = \"net_ring_one_a\"\n";
+        let cfg = Config::parse(text, "test").unwrap();
+        let (_c_peer, mut c_faces) = peer(&eal, cb, 2, &pool);
+        let (_p_peer, mut p_faces) = peer(&eal, pb, 2, &pool);
+        let _one_peer = peer(&eal, sb, 1, &pool);
+        let mut d = DpdkFaces::open_ports(eal, &cfg, 2, &pool).unwrap();
+        let (down, up) = (FIRST_DPDK_FACE, FIRST_DPDK_FACE + 1);
+        assert_eq!((d.face_of("net_ring_rssc_a"), d.face_of("net_ring_rssp_a"), d.face_of("net_ring_one_a")), (Some(down), Some(up), Some(up + 1)));
+        assert!(d.polls(), "the one-queue port stays with the I/O thread");
+        assert_eq!(d.send(up + 1, Bytes::new()), None, "the I/O thread sends on the one-queue port");
+        assert!(d.send(down, Bytes::new()).is_some(), "the workers send on the multi-queue ports");
+        let queues = d.take_worker_queues();
+        assert_eq!(queues.len(), 2);
+        let (fwds, fibs) = forwarders_with(2, &[down, up, up + 1], up);
+        let mut w = Workers::start(fwds, fibs, &[], Vec::new(), queues, Arc::new(|| {}), Instant::now()).unwrap();
+        let n = 300u32;
+        let name = |i: u32| format!("/app/obj{i}/seg=0");
+        let mut misqueued = 0;
+        for i in 0..n {
+            let pkt = interest(&name(i), i, false);
+            misqueued += u64::from(w.owner_of(&pkt) != (i % 2) as usize);
+            c_faces[(i % 2) as usize].send(&pkt);
+        }
+        c_faces.iter_mut().for_each(Face::flush);
+        let out = run_io_with(&mut w, n as usize, |sent| gather(&mut p_faces, up, sent));
+        let mut got = names(&out, up);
+        got.dedup();
+        assert_eq!(got.len(), n as usize, "every Interest reached the producer once");
+        for i in 0..n {
+            p_faces[((i + 1) % 2) as usize].send(&DataBuilder::new(name(i).parse().unwrap()).build(b"x"));
+        }
+        p_faces.iter_mut().for_each(Face::flush);
+        let out = run_io_with(&mut w, n as usize, |sent| gather(&mut c_faces, down, sent));
+        let mut got = names(&out, down);
+        got.dedup();
+        assert_eq!(got.len(), n as usize, "every Data reached the consumer once");
+        let stats = w.stats();
+        for (i, s) in stats.iter().enumerate() {
+            assert_eq!((s.counters.unsolicited_data, s.pit_entries), (0, 0), "worker {i}: Data met its PIT entry");
+            assert!(s.direct > 0 && s.punted > 0, "worker {i} read its own queue and handed some off");
+        }
+        let total = ShardStats::sum(&stats);
+        assert_eq!(total.counters.satisfied_interests, n as u64);
+        assert!(misqueued > 0);
+        assert_eq!(total.direct + total.punted, 2 * n as u64);
+    }
+}

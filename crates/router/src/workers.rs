@@ -887,7 +887,7 @@ impl Worker {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use trajan_engine::EngineConfig;
     use trajan_wire::data::DataBuilder;
@@ -903,13 +903,18 @@ mod tests {
 
     /// `n` forwarders that know the test faces, sharing a FIB with `/` routed to `UP`.
     fn forwarders(n: usize) -> (Vec<Forwarder<FibReader>>, NodeFibs) {
+        forwarders_with(n, &[DOWN, UP, UP2], UP)
+    }
+
+    /// `n` forwarders that know `faces`, sharing a FIB with `/` routed to `up`.
+    pub(crate) fn forwarders_with(n: usize, faces: &[FaceId], up: FaceId) -> (Vec<Forwarder<FibReader>>, NodeFibs) {
         let mut fib = trajan_tables::Fib::new();
-        fib.add_nexthop(&Name::root(), UP, 0);
+        fib.add_nexthop(&Name::root(), up, 0);
         let fibs = NodeFibs::new(&fib, &[], n);
         let fwds = (0..n)
             .map(|w| {
                 let mut f = Forwarder::with_fib(&EngineConfig::default(), 0, fibs.reader(w));
-                for id in [DOWN, UP, UP2] {
+                for &id in faces {
                     Change::Face(id, Some(FaceMeta { point_to_point: true, ..Default::default() })).apply(&mut f);
                 }
                 f
@@ -923,7 +928,7 @@ mod tests {
         Workers::start(fwds, fibs, &[], Vec::new(), Vec::new(), Arc::new(|| {}), Instant::now()).unwrap()
     }
 
-    fn interest(name: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
+    pub(crate) fn interest(name: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
         let mut i = Interest::new(name.parse().unwrap());
         i.nonce = Some(nonce);
         i.can_be_prefix = can_be_prefix;
@@ -955,7 +960,7 @@ mod tests {
         (out, punted, stats)
     }
 
-    fn names(out: &[Outgoing], face: FaceId) -> Vec<Name> {
+    pub(crate) fn names(out: &[Outgoing], face: FaceId) -> Vec<Name> {
         let mut v: Vec<Name> = out
             .iter()
             .filter(|o| o.face == face)
@@ -1254,6 +1259,18 @@ mod tests {
     /// Plays the I/O thread (hand-offs go to [`Workers::dispatch`]) until the
     /// workers sent `want` packets on their queues; returns them as Outgoing.
     fn run_io(w: &mut Workers, ends: &mut [QueueEnds], want: usize) -> Vec<Outgoing> {
+        run_io_with(w, want, |sent| {
+            for (_, from) in ends.iter_mut() {
+                while let Ok((face, pkt)) = from.pop() {
+                    sent.push(Outgoing { face, pkt });
+                }
+            }
+        })
+    }
+
+    /// Plays the I/O thread for workers that only have NIC faces, gathering with
+    /// `gather` what they sent on them, until there are `want` (bounded).
+    pub(crate) fn run_io_with(w: &mut Workers, want: usize, mut gather: impl FnMut(&mut Vec<Outgoing>)) -> Vec<Outgoing> {
         let mut sent = Vec::new();
         for _ in 0..2000 {
             let mut back = Vec::new();
@@ -1265,11 +1282,7 @@ mod tests {
                 }
             }
             w.notify();
-            for (_, from) in ends.iter_mut() {
-                while let Ok((face, pkt)) = from.pop() {
-                    sent.push(Outgoing { face, pkt });
-                }
-            }
+            gather(&mut sent);
             if sent.len() >= want {
                 return sent;
             }
