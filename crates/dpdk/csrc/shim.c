@@ -134,12 +134,19 @@ int trajan_port_stats(uint16_t port, uint64_t out[6]) {
     return 0;
 }
 
-/* The most RX/TX queue pairs port `port` can have, or a negative errno. */
+/*
+ * The most RX/TX queue pairs Trajan may use on port `port` by itself, or a negative
+ * errno: the device's limit, except for memif, whose queues are shared-memory
+ * rings that its peer must open too (a memif port reports 255 whatever its peer
+ * does, and a queue the peer did not open carries nothing).
+ */
 int trajan_port_max_queues(uint16_t port) {
     struct rte_eth_dev_info info;
     int rc = rte_eth_dev_info_get(port, &info);
     if (rc != 0)
         return rc;
+    if (info.driver_name != NULL && strcmp(info.driver_name, "net_memif") == 0)
+        return 1;
     return info.max_rx_queues < info.max_tx_queues ? info.max_rx_queues : info.max_tx_queues;
 }
 

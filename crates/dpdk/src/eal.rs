@@ -127,8 +127,10 @@ impl Eal {
         Ok(id)
     }
 
-    /// The most RX/TX queue pairs port `id` can have (1 for a device without
-    /// multi-queue support), so that a caller can give each worker one where it can.
+    /// The most RX/TX queue pairs port `id` can use without its peer's help (1 for
+    /// a device without multi-queue support, and for memif, whose queues exist only
+    /// if the peer opens as many), so that a caller can give each worker one where
+    /// it can.
     pub fn max_queues(&self, id: u16) -> Result<u16, DpdkError> {
         // SAFETY: reads the device information of port `id` into the shim's own struct.
         let rc = unsafe { ffi::trajan_port_max_queues(id) };

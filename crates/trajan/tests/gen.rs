@@ -33,6 +33,21 @@ fn gen_over_udp_is_answered_by_its_own_producer_through_the_router() {
 #[cfg(feature = "dpdk")]
 #[test]
 fn gen_over_memif_ports_through_the_router_on_dpdk_faces() {
+    gen_over_memif("1");
+}
+
+/// With two workers, memif ports (one queue: the peer opens one ring pair) are
+/// polled by the I/O thread, which dispatches by name and sends what the workers
+/// return.
+#[cfg(feature = "dpdk")]
+#[test]
+fn gen_over_memif_ports_through_two_workers() {
+    gen_over_memif("2");
+}
+
+/// Runs the generator through the router with `workers` on two memif ports.
+#[cfg(feature = "dpdk")]
+fn gen_over_memif(workers: &str) {
     let dir = tempfile::tempdir().unwrap();
     let sock = |n: &str| dir.path().join(n).display().to_string();
     let (c, p) = (sock("c.sock"), sock("p.sock"));
@@ -45,7 +60,7 @@ fn gen_over_memif_ports_through_the_router_on_dpdk_faces() {
     );
     let path = dir.path().join("trajan.toml");
     std::fs::write(&path, config).unwrap();
-    let r = Router::start_with(&["--workers", "1", "--config", path.to_str().unwrap()]);
+    let r = Router::start_with(&["--workers", workers, "--config", path.to_str().unwrap()]);
     // Consumer on Ethernet (0x8624), producer on UDP/IPv4: two encapsulations at once.
     let (ce, pe) = (format!("--eal=--vdev=net_memif0,role=client,socket={c},id=0"), format!("--eal=--vdev=net_memif1,role=client,socket={p},id=0"));
     let j = gen(&["/gen", "--consumer", "dpdk:net_memif0", "--producer", "dpdk:net_memif1@udp4", "--eal=--no-pci", "--eal=--no-huge", &ce, &pe, "-c", "5000", "-w", "64"]);
