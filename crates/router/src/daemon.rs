@@ -171,8 +171,9 @@ impl Daemon {
             return Ok(());
         }
         let faces = crate::dpdk::DpdkFaces::open(cfg, workers)?;
-        for id in faces.ids() {
+        for (id, name) in faces.names() {
             self.fwd.add_face(id, FaceMeta { local: false, local_fields: false, point_to_point: true, ..Default::default() });
+            self.mgmt.device_faces.push((id, format!("dev://{name}")));
         }
         self.dpdk = Some(faces);
         Ok(())

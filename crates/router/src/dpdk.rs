@@ -169,9 +169,9 @@ impl DpdkFaces {
         self.ports.iter().find(|(_, n, _)| n == name).map(|(id, _, _)| *id)
     }
 
-    /// Every face id, for the engine.
-    pub fn ids(&self) -> impl Iterator<Item = FaceId> + '_ {
-        self.ports.iter().map(|(id, _, _)| *id)
+    /// Every face id and its port's name, for the engine and management.
+    pub fn names(&self) -> impl Iterator<Item = (FaceId, &str)> + '_ {
+        self.ports.iter().map(|(id, name, _)| (*id, name.as_str()))
     }
 
     /// Reads one burst from every port this thread polls into `burst`; returns

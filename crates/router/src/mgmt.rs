@@ -44,6 +44,9 @@ pub struct Management {
     datasets: VecDeque<(Name, Vec<Bytes>)>,
     last_version: u64,
     start_unix_ms: u64,
+    /// Faces the I/O layer does not know (DPDK ports), as (id, `dev://NAME`), so
+    /// that faces/list shows them too.
+    pub device_faces: Vec<(u32, String)>,
 }
 
 impl Default for Management {
@@ -59,7 +62,7 @@ fn unix_ms() -> u64 {
 impl Management {
     /// Fresh management state; the start time is reported by `status/general`.
     pub fn new() -> Self {
-        Management { datasets: VecDeque::new(), last_version: 0, start_unix_ms: unix_ms() }
+        Management { datasets: VecDeque::new(), last_version: 0, start_unix_ms: unix_ms(), device_faces: Vec::new() }
     }
 
     /// Answers one packet the engine sent to the internal face. `None` when the packet
@@ -153,7 +156,7 @@ impl Management {
                 v
             }
             ("status", "workers") => workers_text(shards),
-            ("faces", "list") => encode_list(&face_list(fwd, io, &total)),
+            ("faces", "list") => encode_list(&face_list(fwd, io, &self.device_faces, &total)),
             ("fib", "list") => encode_list(&fib_list(fwd)),
             ("rib", "list") => encode_list(&rib_list(rib, now_ms)),
             // CsInfo is one whole element (type 0x80), unlike status/general's bare fields.
@@ -368,32 +371,36 @@ fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Work
     ControlResponse::ok(ControlParameters { name: Some(name), count: Some(erased as u64), ..Default::default() })
 }
 
-fn face_list(fwd: &Forwarder, io: &Io, total: &ShardStats) -> Vec<FaceStatus> {
+fn face_list(fwd: &Forwarder, io: &Io, device_faces: &[(u32, String)], total: &ShardStats) -> Vec<FaceStatus> {
+    let status = |id: u32, uri: String, local_uri: String| {
+        let c = total.faces.get(&id).map(|m| m.packets.clone()).unwrap_or_default();
+        let bytes = io.counters(id).cloned().unwrap_or_default();
+        FaceStatus {
+            face_id: id as u64,
+            uri,
+            local_uri,
+            n_in_interests: c.in_interests,
+            n_in_data: c.in_data,
+            n_in_nacks: c.in_nacks,
+            n_out_interests: c.out_interests,
+            n_out_data: c.out_data,
+            n_out_nacks: c.out_nacks,
+            n_in_bytes: bytes.in_bytes,
+            n_out_bytes: bytes.out_bytes,
+            flags: fwd.faces.get(id).is_some_and(|m| m.local_fields) as u64,
+            ..Default::default()
+        }
+    };
     let mut list: Vec<FaceStatus> = io
         .faces()
-        .map(|info| {
-            let c = total.faces.get(&info.id).map(|m| m.packets.clone()).unwrap_or_default();
-            let bytes = io.counters(info.id).cloned().unwrap_or_default();
-            FaceStatus {
-                face_id: info.id as u64,
-                uri: info.remote_uri.clone(),
-                local_uri: info.local_uri.clone(),
-                face_scope: info.local_scope as u64,
-                face_persistency: info.persistency.code(),
-                link_type: 0,
-                mtu: info.mtu.map(|m| m as u64),
-                n_in_interests: c.in_interests,
-                n_in_data: c.in_data,
-                n_in_nacks: c.in_nacks,
-                n_out_interests: c.out_interests,
-                n_out_data: c.out_data,
-                n_out_nacks: c.out_nacks,
-                n_in_bytes: bytes.in_bytes,
-                n_out_bytes: bytes.out_bytes,
-                flags: fwd.faces.get(info.id).is_some_and(|m| m.local_fields) as u64,
-                ..Default::default()
-            }
+        .map(|info| FaceStatus {
+            face_scope: info.local_scope as u64,
+            face_persistency: info.persistency.code(),
+            mtu: info.mtu.map(|m| m as u64),
+            ..status(info.id, info.remote_uri.clone(), info.local_uri.clone())
         })
+        // Device faces are configured, hence permanent; non-local, point to point.
+        .chain(device_faces.iter().map(|(id, uri)| FaceStatus { face_persistency: Persistency::Permanent.code(), ..status(*id, uri.clone(), uri.clone()) }))
         .collect();
     list.sort_by_key(|f| f.face_id);
     list

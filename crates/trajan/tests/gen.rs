@@ -66,5 +66,10 @@ fn gen_over_memif(workers: &str) {
     let j = gen(&["/gen", "--consumer", "dpdk:net_memif0", "--producer", "dpdk:net_memif1@udp4", "--eal=--no-pci", "--eal=--no-huge", &ce, &pe, "-c", "5000", "-w", "64"]);
     assert_eq!(j["satisfied"], 5000, "{j}\nrouter log:\n{}", r.log());
     assert_eq!(j["lost"], 0, "{j}");
+    // Management lists the DPDK faces, with what they carried.
+    let list = common::text(&r.tool(&["face", "list"]));
+    for dev in ["dev://net_memif0", "dev://net_memif1"] {
+        assert!(list.contains(dev), "{dev} missing from:\n{list}");
+    }
     drop(r);
 }
