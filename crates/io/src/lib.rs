@@ -60,6 +60,9 @@ pub enum FaceKind {
     Udp,
     Tcp,
     Unix,
+    /// A kernel-bypass port (DPDK) that the daemon opened and polls itself; listed
+    /// here for management only.
+    Device,
 }
 
 /// How long a face lives, with NFD's meaning: on-demand faces close when idle or

@@ -173,7 +173,10 @@ impl Daemon {
         let faces = crate::dpdk::DpdkFaces::open(cfg, workers)?;
         for (id, name) in faces.names() {
             self.fwd.add_face(id, FaceMeta { local: false, local_fields: false, point_to_point: true, ..Default::default() });
-            self.mgmt.device_faces.push((id, format!("dev://{name}")));
+            let uri = format!("dev://{name}");
+            let kind = trajan_io::FaceKind::Device;
+            let info = FaceInfo { id, kind, remote_uri: uri.clone(), local_uri: uri, local_scope: false, persistency: Persistency::Permanent, mtu: None };
+            self.mgmt.device_faces.push(info);
         }
         self.dpdk = Some(faces);
         Ok(())

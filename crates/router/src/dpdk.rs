@@ -218,7 +218,7 @@ mod tests {
     use trajan_wire::data::DataBuilder;
 
     use super::*;
-    use crate::workers::tests::{forwarders_with, interest, names, run_io_with};
+    use crate::workers::tests::{forwarders_with, names, run_io_with, seg_name, spread_interests};
     use crate::workers::{ShardStats, Workers};
 
     /// The far end of a ring cable: one face per queue of port `id`.
@@ -262,20 +262,14 @@ mod tests {
         let (fwds, fibs) = forwarders_with(2, &[down, up, up + 1], up);
         let mut w = Workers::start(fwds, fibs, &[], Vec::new(), queues, Arc::new(|| {}), Instant::now()).unwrap();
         let n = 300u32;
-        let name = |i: u32| format!("/app/obj{i}/seg=0");
-        let mut misqueued = 0;
-        for i in 0..n {
-            let pkt = interest(&name(i), i, false);
-            misqueued += u64::from(w.owner_of(&pkt) != (i % 2) as usize);
-            c_faces[(i % 2) as usize].send(&pkt);
-        }
+        let misqueued = spread_interests(&w, n, |q, pkt| c_faces[q].send(&pkt));
         c_faces.iter_mut().for_each(Face::flush);
         let out = run_io_with(&mut w, n as usize, |sent| gather(&mut p_faces, up, sent));
         let mut got = names(&out, up);
         got.dedup();
         assert_eq!(got.len(), n as usize, "every Interest reached the producer once");
         for i in 0..n {
-            p_faces[((i + 1) % 2) as usize].send(&DataBuilder::new(name(i).parse().unwrap()).build(b"x"));
+            p_faces[((i + 1) % 2) as usize].send(&DataBuilder::new(seg_name(i).parse().unwrap()).build(b"x"));
         }
         p_faces.iter_mut().for_each(Face::flush);
         let out = run_io_with(&mut w, n as usize, |sent| gather(&mut c_faces, down, sent));

@@ -18,7 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use trajan_engine::{Forwarder, StrategyKind, INTERNAL_FACE};
-use trajan_io::{Io, Persistency};
+use trajan_io::{FaceInfo, Io, Persistency};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::mgmt::{
@@ -44,9 +44,9 @@ pub struct Management {
     datasets: VecDeque<(Name, Vec<Bytes>)>,
     last_version: u64,
     start_unix_ms: u64,
-    /// Faces the I/O layer does not know (DPDK ports), as (id, `dev://NAME`), so
-    /// that faces/list shows them too.
-    pub device_faces: Vec<(u32, String)>,
+    /// Faces the I/O layer does not poll (DPDK ports), so that faces/list shows
+    /// them too.
+    pub device_faces: Vec<FaceInfo>,
 }
 
 impl Default for Management {
@@ -371,36 +371,33 @@ fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Work
     ControlResponse::ok(ControlParameters { name: Some(name), count: Some(erased as u64), ..Default::default() })
 }
 
-fn face_list(fwd: &Forwarder, io: &Io, device_faces: &[(u32, String)], total: &ShardStats) -> Vec<FaceStatus> {
-    let status = |id: u32, uri: String, local_uri: String| {
-        let c = total.faces.get(&id).map(|m| m.packets.clone()).unwrap_or_default();
-        let bytes = io.counters(id).cloned().unwrap_or_default();
-        FaceStatus {
-            face_id: id as u64,
-            uri,
-            local_uri,
-            n_in_interests: c.in_interests,
-            n_in_data: c.in_data,
-            n_in_nacks: c.in_nacks,
-            n_out_interests: c.out_interests,
-            n_out_data: c.out_data,
-            n_out_nacks: c.out_nacks,
-            n_in_bytes: bytes.in_bytes,
-            n_out_bytes: bytes.out_bytes,
-            flags: fwd.faces.get(id).is_some_and(|m| m.local_fields) as u64,
-            ..Default::default()
-        }
-    };
+fn face_list(fwd: &Forwarder, io: &Io, device_faces: &[FaceInfo], total: &ShardStats) -> Vec<FaceStatus> {
     let mut list: Vec<FaceStatus> = io
         .faces()
-        .map(|info| FaceStatus {
-            face_scope: info.local_scope as u64,
-            face_persistency: info.persistency.code(),
-            mtu: info.mtu.map(|m| m as u64),
-            ..status(info.id, info.remote_uri.clone(), info.local_uri.clone())
+        .chain(device_faces)
+        .map(|info| {
+            let c = total.faces.get(&info.id).map(|m| m.packets.clone()).unwrap_or_default();
+            let bytes = io.counters(info.id).cloned().unwrap_or_default();
+            FaceStatus {
+                face_id: info.id as u64,
+                uri: info.remote_uri.clone(),
+                local_uri: info.local_uri.clone(),
+                face_scope: info.local_scope as u64,
+                face_persistency: info.persistency.code(),
+                link_type: 0,
+                mtu: info.mtu.map(|m| m as u64),
+                n_in_interests: c.in_interests,
+                n_in_data: c.in_data,
+                n_in_nacks: c.in_nacks,
+                n_out_interests: c.out_interests,
+                n_out_data: c.out_data,
+                n_out_nacks: c.out_nacks,
+                n_in_bytes: bytes.in_bytes,
+                n_out_bytes: bytes.out_bytes,
+                flags: fwd.faces.get(info.id).is_some_and(|m| m.local_fields) as u64,
+                ..Default::default()
+            }
         })
-        // Device faces are configured, hence permanent; non-local, point to point.
-        .chain(device_faces.iter().map(|(id, uri)| FaceStatus { face_persistency: Persistency::Permanent.code(), ..status(*id, uri.clone(), uri.clone()) }))
         .collect();
     list.sort_by_key(|f| f.face_id);
     list

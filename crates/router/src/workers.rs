@@ -1291,19 +1291,29 @@ pub(crate) mod tests {
         panic!("the workers sent {} of {want} packets", sent.len());
     }
 
+    /// The name of test exchange `i`.
+    pub(crate) fn seg_name(i: u32) -> String {
+        format!("/app/obj{i}/seg=0")
+    }
+
+    /// Puts Interest `i` of `n` on queue `i % 2` with `put(queue, packet)`, without
+    /// regard to its name, as RSS does; returns how many landed on the queue of the
+    /// worker that does not own them (about half).
+    pub(crate) fn spread_interests(w: &Workers, n: u32, mut put: impl FnMut(usize, Bytes)) -> u64 {
+        let mut misqueued = 0;
+        for i in 0..n {
+            let pkt = interest(&seg_name(i), i, false);
+            misqueued += u64::from(w.owner_of(&pkt) != (i % 2) as usize);
+            put((i % 2) as usize, pkt);
+        }
+        misqueued
+    }
+
     #[test]
     fn nic_queues_forward_what_the_worker_owns_and_hand_off_the_rest_exactly_once() {
         let (mut w, mut ends) = start_with_queues(2);
         let n = 400u32;
-        let name = |i: u32| format!("/app/obj{i}/seg=0");
-        // Queues picked without regard to names, as RSS does: about half land on
-        // the worker that does not own them.
-        let mut misqueued = 0;
-        for i in 0..n {
-            let pkt = interest(&name(i), i, false);
-            misqueued += u64::from(w.owner_of(&pkt) != (i % 2) as usize);
-            ends[(i % 2) as usize].0.push((DOWN, pkt)).unwrap();
-        }
+        let misqueued = spread_interests(&w, n, |q, pkt| ends[q].0.push((DOWN, pkt)).unwrap());
         let out = run_io(&mut w, &mut ends, n as usize);
         let mut up = names(&out, UP);
         assert_eq!(up.len(), n as usize, "every Interest forwarded, on the queues");
@@ -1315,7 +1325,7 @@ pub(crate) mod tests {
         // The Data come back on the other queue: the mis-queued ones meet their PIT
         // entry after a hand-off, and leave on the owner's queue.
         for i in 0..n {
-            ends[((i + 1) % 2) as usize].0.push((UP, DataBuilder::new(name(i).parse().unwrap()).build(b"x"))).unwrap();
+            ends[((i + 1) % 2) as usize].0.push((UP, DataBuilder::new(seg_name(i).parse().unwrap()).build(b"x"))).unwrap();
         }
         let out = run_io(&mut w, &mut ends, n as usize);
         let mut down = names(&out, DOWN);
