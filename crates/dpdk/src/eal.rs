@@ -109,10 +109,7 @@ impl Eal {
     /// per-thread cache (a thread not known to EAL goes to the shared ring for
     /// every mbuf). Harmless to call twice; failure only costs speed.
     pub fn register_thread(&self) {
-        // SAFETY: rte_thread_register only touches the calling thread's EAL state.
-        if unsafe { ffi::rte_thread_register() } < 0 {
-            tracing::warn!("rte_thread_register failed: mempool access from this thread is uncached");
-        }
+        crate::register_thread();
     }
 
     /// The id of the port EAL knows as `name` (`net_ring0`, `0000:03:00.0`, ...).

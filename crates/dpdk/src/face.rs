@@ -25,6 +25,12 @@ impl Face {
         Face { queue, link, rx: Vec::with_capacity(crate::BURST), counters: FaceCounters::default() }
     }
 
+    /// Registers the calling thread with EAL for this face's queue (see
+    /// [`Queue::register_thread`]).
+    pub fn register_thread(&self) {
+        self.queue.register_thread();
+    }
+
     /// Receives one burst and appends each frame's NDN packet to `out`; returns the
     /// number of frames read (0: the queue was empty). Bad frames are counted and
     /// dropped.

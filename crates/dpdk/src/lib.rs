@@ -48,6 +48,15 @@ pub enum DpdkError {
     BadName(String),
 }
 
+/// Registers the calling thread with the running EAL (callers hold an [`Eal`] or
+/// a [`Queue`], which prove it runs). Harmless to call twice.
+fn register_thread() {
+    // SAFETY: rte_thread_register only touches the calling thread's EAL state.
+    if unsafe { ffi::rte_thread_register() } < 0 {
+        tracing::warn!("rte_thread_register failed: mempool access from this thread is uncached");
+    }
+}
+
 /// DPDK's text for an error number (positive or negative).
 fn strerror(code: i32) -> String {
     // SAFETY: rte_strerror returns a pointer to a static or thread-local string for

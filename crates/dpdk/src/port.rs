@@ -120,6 +120,13 @@ pub struct Queue {
 unsafe impl Send for Queue {}
 
 impl Queue {
+    /// Registers the calling thread — the one that will use this queue — with EAL,
+    /// so that its mbuf allocations and frees go through a per-thread mempool cache
+    /// rather than the pool's shared ring. Failure only costs speed.
+    pub fn register_thread(&self) {
+        crate::register_thread();
+    }
+
     /// Receives up to [`BURST`] frames, appending them to `out`; returns how many.
     pub fn rx_burst(&mut self, out: &mut Vec<Mbuf>) -> usize {
         let mut raw = [std::ptr::null_mut::<ffi::RteMbuf>(); BURST];

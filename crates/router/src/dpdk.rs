@@ -90,6 +90,12 @@ impl WorkerQueues for QueueFaces {
     fn flush(&mut self) {
         QueueFaces::flush(self)
     }
+
+    fn on_thread(&mut self) {
+        if let Some((_, face)) = self.faces.first() {
+            face.register_thread();
+        }
+    }
 }
 
 /// Buffers for the pool when `dpdk.mbufs` is 0: every CS entry may hold one, and

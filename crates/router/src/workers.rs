@@ -249,6 +249,9 @@ pub trait WorkerQueues: Send {
     fn send(&mut self, face: FaceId, pkt: Bytes) -> Option<Bytes>;
     /// Sends what is queued.
     fn flush(&mut self);
+    /// Called once on the worker's thread before its first poll (DPDK registers
+    /// the thread for a per-thread mempool cache).
+    fn on_thread(&mut self) {}
 }
 
 enum Control {
@@ -678,6 +681,9 @@ impl Worker {
         let mut burst: Vec<(FaceId, Bytes)> = Vec::with_capacity(2 * BURST);
         let mut out: Vec<Outgoing> = Vec::with_capacity(4 * BURST);
         let mut events = mio::Events::with_capacity(4);
+        if let Some(nic) = &mut self.queues {
+            nic.queues.on_thread();
+        }
         loop {
             let mut busy = false;
             while burst.len() < BURST {
