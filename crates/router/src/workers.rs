@@ -681,6 +681,7 @@ impl Worker {
         let mut burst: Vec<(FaceId, Bytes)> = Vec::with_capacity(2 * BURST);
         let mut out: Vec<Outgoing> = Vec::with_capacity(4 * BURST);
         let mut events = mio::Events::with_capacity(4);
+        let mut last_tick = u64::MAX;
         if let Some(nic) = &mut self.queues {
             nic.queues.on_thread();
         }
@@ -704,7 +705,12 @@ impl Worker {
             busy |= self.receive_nic(&mut burst);
             self.forward(&mut burst, &mut out);
             let now = self.now_ms();
-            self.fwd.tick(now);
+            // Timers once per millisecond: a worker spinning on NIC queues would
+            // otherwise walk them on every poll.
+            if now != last_tick {
+                last_tick = now;
+                self.fwd.tick(now);
+            }
             self.report(now);
             if !busy && self.queues.is_none() {
                 let wait = self.fwd.next_deadline().map_or(MAX_PARK, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_PARK));
