@@ -461,7 +461,13 @@ impl Fib {
     /// [`Fib::lpm`], reporting what the lookup did to `tally`.
     #[inline]
     pub fn lpm_tallied<T: Tally>(&self, name: &Name, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
-        let hashes = NameHashes::new(name, self.max_prefix_len());
+        // The filter block depends on the first component alone: start loading
+        // it while the rest of the name is hashed.
+        let hashes = NameHashes::new_with(name, self.max_prefix_len(), |h| {
+            if let Some(pbf) = &self.pbf {
+                pbf.prefetch_first(h);
+            }
+        });
         self.lpm_hashed(name, &hashes, tally)
     }
 
@@ -595,12 +601,22 @@ impl Fib {
 
     /// Rebuilds the filter alone, sized for the current prefix count.
     fn rebuild_filter(&mut self) {
-        let Some(old) = &self.pbf else { return };
+        // The old filter goes first, so old and new never coexist (at 100 M
+        // prefixes each is over a gigabyte).
+        let Some(old) = self.pbf.take() else { return };
         let mut pbf = Pbf::new(self.table.len(), old.expand());
+        drop(old);
         pbf.set_live(false);
-        let mut order: Vec<(usize, PrefixRef)> = self.table.iter().map(|e| (component_count(self.arena.bytes(e.prefix)), e.prefix)).collect();
-        order.sort_unstable_by_key(|&(u, _)| u);
-        for (_, r) in order {
+        // Shortest first, by a counting sort on the per-length counts already
+        // kept: linear, and four bytes per prefix.
+        let mut next: Vec<usize> = self.by_len.iter().scan(0, |start, &count| Some(std::mem::replace(start, *start + count as usize))).collect();
+        let mut order: Vec<PrefixRef> = vec![0; self.table.len()];
+        for e in self.table.iter() {
+            let slot = &mut next[component_count(self.arena.bytes(e.prefix))];
+            order[*slot] = e.prefix;
+            *slot += 1;
+        }
+        for r in order {
             let h = NameHashes::from_encoded(self.arena.bytes(r));
             pbf.insert(&h, r, &self.arena);
         }
