@@ -484,6 +484,13 @@ impl Fib {
     pub fn lpm_hashed<T: Tally>(&self, name: &Name, hashes: &NameHashes, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
         let d = name.len().min(self.max_prefix_len());
         debug_assert!(hashes.len() >= d);
+        self.lpm_upto(name, hashes, d, tally)
+    }
+
+    /// [`Fib::lpm_hashed`] for a caller that knows no prefix longer than `d`
+    /// components matches (`d` at most the name's length and the longest prefix's).
+    #[inline]
+    fn lpm_upto<T: Tally>(&self, name: &Name, hashes: &NameHashes, d: usize, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
         let probe = |j: usize, tally: &mut T| {
             tally.probe();
             self.table.find(hashes.prefix(j), name.prefix_value(j), &self.arena).map(|e| (j, e))
@@ -522,7 +529,14 @@ impl Fib {
                 match step {
                     0 => *slot = InFlight { hashes: NameHashes::new(name, self.max_prefix_len()), candidate: 0 },
                     3 => {
-                        each(i, self.lpm_hashed(name, &slot.hashes, &mut ()));
+                        // With a filter, step 1 already tested the lengths above its
+                        // longest "maybe" (0: none), and the filter cannot change
+                        // during the burst: the lookup starts there.
+                        let answer = match self.pbf {
+                            Some(_) => self.lpm_upto(name, &slot.hashes, slot.candidate, &mut ()),
+                            None => self.lpm_hashed(name, &slot.hashes, &mut ()),
+                        };
+                        each(i, answer);
                         continue;
                     }
                     _ => {}
@@ -664,7 +678,8 @@ pub const BURST_STAGE: usize = 8;
 #[derive(Default)]
 struct InFlight {
     hashes: NameHashes,
-    /// The filter's longest "maybe" length, 0 for none (PBF variants).
+    /// The filter's longest "maybe" length, 0 for none (PBF variants): no
+    /// longer prefix matches, so the final lookup starts there.
     candidate: usize,
 }
 
