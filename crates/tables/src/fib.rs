@@ -15,6 +15,7 @@
 //! lock-free [`FibReader`]s.
 
 mod arena;
+mod huge;
 mod nexthops;
 mod pbf;
 mod shared;
