@@ -52,7 +52,7 @@ mod tests {
         big[HUGE / 8] = 9;
         big.reserve_exact(HUGE);
         advise(&big);
-        big.extend(std::iter::repeat(1).take(HUGE / 8));
+        big.extend(std::iter::repeat_n(1, HUGE / 8));
         assert_eq!((big[0], big[HUGE / 8], big[3 * HUGE / 8], big.len()), (5, 9, 1, HUGE / 2));
     }
 }
