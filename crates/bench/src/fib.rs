@@ -64,6 +64,11 @@ pub struct FibArgs {
     /// the FIB (accepts K and M).
     #[arg(long, default_value = "200K", value_parser = parse_count)]
     pub updates: usize,
+    /// Build each FIB sized for its prefix count (a router loading a RIB of known
+    /// size) instead of from empty: no table growth or filter rebuilds while
+    /// building, so a lower memory peak — what lets 100 M prefixes fit.
+    #[arg(long)]
+    pub presize: bool,
     /// Seed of every generator: the same seed is the same workload.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -93,6 +98,15 @@ pub struct FibReport {
     pub burst_lookups_per_sec: Option<f64>,
     /// `burst_lookups_per_sec` over the `hash` variant's in the same run.
     pub burst_speedup_vs_hash: Option<f64>,
+    /// Same lookups per second of the thread's own CPU time (single, then burst),
+    /// medians over the rounds: on this shared machine a pass preempted midway
+    /// loses wall time the lookups never used, so ratios of these are steadier
+    /// than of the wall-clock rates (both are reported).
+    pub lookups_per_cpu_sec: Option<f64>,
+    pub burst_lookups_per_cpu_sec: Option<f64>,
+    /// `lookups_per_cpu_sec` and `burst_lookups_per_cpu_sec` over `hash`'s.
+    pub cpu_speedup_vs_hash: Option<f64>,
+    pub burst_cpu_speedup_vs_hash: Option<f64>,
     /// Share of the timed passes' (updates: insert and removal phases') wall time
     /// this thread was on a CPU (1 = it was never preempted; lower means the
     /// machine was busy and figures are low).
@@ -110,8 +124,10 @@ pub struct FibReport {
     pub name_bytes_per_prefix: f64,
     /// All FIB memory.
     pub fib_bytes: usize,
-    /// Building the FIB from empty, one `add_nexthop` per prefix.
+    /// Building the FIB, one `add_nexthop` per prefix, from empty or (`presized`)
+    /// into a FIB sized for the prefix count.
     pub build_secs: f64,
+    pub presized: bool,
     pub build_inserts_per_sec: f64,
     /// Expansions done while building.
     pub expansions: Option<u64>,
@@ -141,7 +157,7 @@ pub fn run(args: &FibArgs, mut emit: impl FnMut(&FibReport)) -> anyhow::Result<(
         let needs_reference = [FibWorkload::Reference, FibWorkload::Delta, FibWorkload::Nomatch, FibWorkload::Updates].into_iter().any(wants);
         if needs_reference {
             let fib_names = workload::reference_fib(&hosts, n, args.seed)?;
-            let mut fibs = build_all(args, (0..fib_names.len()).map(|i| fib_names.get(i)));
+            let mut fibs = build_all(args, fib_names.len(), (0..fib_names.len()).map(|i| fib_names.get(i)));
             let name_seed = args.seed.wrapping_add(1);
             if wants(FibWorkload::Reference) {
                 let names = materialise(&workload::reference_names(&fib_names, args.pool, name_seed));
@@ -179,7 +195,7 @@ pub fn run(args: &FibArgs, mut emit: impl FnMut(&FibReport)) -> anyhow::Result<(
             let under_com = |set: &NameSet| -> Vec<Name> { set.iter().map(|p| prepend(&com, &p)).collect() };
             let fib_names = workload::reference_fib(&hosts, n, args.seed)?;
             let prefixes = under_com(&fib_names);
-            let fibs = build_all(args, prefixes.iter().cloned());
+            let fibs = build_all(args, prefixes.len(), prefixes.iter().cloned());
             drop(prefixes);
             let names = under_com(&workload::worst_case_names(&fib_names, args.pool, 2, args.seed.wrapping_add(1)));
             measure(args, &fibs, FibWorkload::Adversarial, Some(2), &names, &mut emit);
@@ -192,15 +208,17 @@ pub fn run(args: &FibArgs, mut emit: impl FnMut(&FibReport)) -> anyhow::Result<(
 struct Built {
     fib: Fib,
     build_secs: f64,
+    presized: bool,
     expansions: Option<u64>,
 }
 
-fn build_all(args: &FibArgs, prefixes: impl Iterator<Item = Name> + Clone) -> Vec<Built> {
+/// Builds a FIB of every variant from the `count` `prefixes`.
+fn build_all(args: &FibArgs, count: usize, prefixes: impl Iterator<Item = Name> + Clone) -> Vec<Built> {
     args
         .variants
         .iter()
         .map(|&v| {
-            let mut fib = Fib::with_capacity(v, 0);
+            let mut fib = Fib::with_capacity(v, if args.presize { count } else { 0 });
             let start = Instant::now();
             // Next hops spread over two faces, as Caesar spread them over its two
             // output line cards.
@@ -209,7 +227,7 @@ fn build_all(args: &FibArgs, prefixes: impl Iterator<Item = Name> + Clone) -> Ve
             }
             let build_secs = start.elapsed().as_secs_f64();
             let expansions = fib.filter_stats().map(|s| s.expansions);
-            Built { fib, build_secs, expansions }
+            Built { fib, build_secs, presized: args.presize, expansions }
         })
         .collect()
 }
@@ -224,9 +242,10 @@ fn prepend(first: &Name, rest: &Name) -> Name {
     Name::from_value(value.into()).expect("two valid names concatenate to a valid name")
 }
 
-/// One timed pass, one name at a time or in bursts: lookups per second.
-fn pass(fib: &Fib, names: &[Name], burst: bool) -> f64 {
-    let start = Instant::now();
+/// One timed pass, one name at a time or in bursts: lookups per second of wall
+/// time and of this thread's CPU time (NaN where the CPU time is unavailable).
+fn pass(fib: &Fib, names: &[Name], burst: bool) -> [f64; 2] {
+    let (start, cpu) = (Instant::now(), thread_cpu_ns());
     if burst {
         for chunk in names.chunks(BURST) {
             fib.lpm_burst(black_box(chunk), |_, hit| {
@@ -238,7 +257,9 @@ fn pass(fib: &Fib, names: &[Name], burst: bool) -> f64 {
             black_box(fib.lpm(black_box(name)).map(|(p, e)| (p.len(), e.nexthops[0].face)));
         }
     }
-    names.len() as f64 / start.elapsed().as_secs_f64()
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = cpu.zip(thread_cpu_ns()).map_or(f64::NAN, |(a, b)| (b - a) as f64 / 1e9);
+    [names.len() as f64 / wall, names.len() as f64 / cpu]
 }
 
 /// Names per [`Fib::lpm_burst`] call: an engine burst (the design guide's 32–64).
@@ -255,25 +276,33 @@ fn measure(args: &FibArgs, fibs: &[Built], workload: FibWorkload, delta: Option<
     for b in fibs {
         pass(&b.fib, names, false);
     }
-    let mut rates = vec![[Vec::with_capacity(args.rounds), Vec::with_capacity(args.rounds)]; fibs.len()];
+    // rates[variant][single, burst][wall, cpu]: one entry per round.
+    let mut rates = vec![[[(); 2].map(|_| Vec::with_capacity(args.rounds)), [(); 2].map(|_| Vec::with_capacity(args.rounds))]; fibs.len()];
     let (wall, cpu) = (Instant::now(), thread_cpu_ns());
     for _ in 0..args.rounds {
         for (b, r) in fibs.iter().zip(&mut rates) {
             for (burst, r) in [false, true].into_iter().zip(r) {
-                r.push(pass(&b.fib, names, burst));
+                for (r, rate) in r.iter_mut().zip(pass(&b.fib, names, burst)) {
+                    r.push(rate);
+                }
             }
         }
     }
     let cpu_share = cpu.zip(thread_cpu_ns()).map(|(a, b)| (b - a) as f64 / 1e9 / wall.elapsed().as_secs_f64());
-    let rates: Vec<[f64; 2]> = rates.into_iter().map(|r| r.map(median)).collect();
+    let rates: Vec<[[f64; 2]; 2]> = rates.into_iter().map(|r| r.map(|by_clock| by_clock.map(median))).collect();
     let hash_rate = fibs.iter().zip(&rates).find(|(b, _)| b.fib.variant() == FibVariant::Hash).map(|(_, &r)| r);
+    let finite = |x: f64| x.is_finite().then_some(x);
     for (b, &[single, burst]) in fibs.iter().zip(&rates) {
         let mut report = describe(b, workload, names);
         report.delta = delta;
-        report.lookups_per_sec = single;
-        report.speedup_vs_hash = hash_rate.map(|h| single / h[0]);
-        report.burst_lookups_per_sec = Some(burst);
-        report.burst_speedup_vs_hash = hash_rate.map(|h| burst / h[1]);
+        report.lookups_per_sec = single[0];
+        report.speedup_vs_hash = hash_rate.map(|h| single[0] / h[0][0]);
+        report.burst_lookups_per_sec = Some(burst[0]);
+        report.burst_speedup_vs_hash = hash_rate.map(|h| burst[0] / h[1][0]);
+        report.lookups_per_cpu_sec = finite(single[1]);
+        report.burst_lookups_per_cpu_sec = finite(burst[1]);
+        report.cpu_speedup_vs_hash = hash_rate.and_then(|h| finite(single[1] / h[0][1]));
+        report.burst_cpu_speedup_vs_hash = hash_rate.and_then(|h| finite(burst[1] / h[1][1]));
         report.cpu_share = cpu_share;
         emit(&report);
     }
@@ -298,6 +327,10 @@ fn describe(b: &Built, workload: FibWorkload, names: &[Name]) -> FibReport {
         speedup_vs_hash: None,
         burst_lookups_per_sec: None,
         burst_speedup_vs_hash: None,
+        lookups_per_cpu_sec: None,
+        burst_lookups_per_cpu_sec: None,
+        cpu_speedup_vs_hash: None,
+        burst_cpu_speedup_vs_hash: None,
         cpu_share: None,
         false_positive_rate: tally.false_positive_rate(),
         expected_false_positive_rate: fib.filter_stats().map(|s| s.expected_fpr),
@@ -307,6 +340,7 @@ fn describe(b: &Built, workload: FibWorkload, names: &[Name]) -> FibReport {
         name_bytes_per_prefix: mem.name_bytes as f64 / mem.prefixes.max(1) as f64,
         fib_bytes: mem.total(),
         build_secs: b.build_secs,
+        presized: b.presized,
         build_inserts_per_sec: fib.len() as f64 / b.build_secs,
         expansions: b.expansions,
         inserts_per_sec: None,
@@ -419,13 +453,17 @@ pub fn print_line(r: &FibReport) {
         (Some(b), None) => format!(" burst {:.2} M/s", b / 1e6),
         _ => String::new(),
     };
+    let by_cpu = match (r.cpu_speedup_vs_hash, r.burst_cpu_speedup_vs_hash) {
+        (Some(s), Some(b)) => format!(" (per CPU-second {s:.2}x, burst {b:.2}x)"),
+        _ => String::new(),
+    };
     let cpu = r.cpu_share.map_or(String::new(), |c| format!(" cpu {:.0}%", c * 100.0));
     let updates = match (r.inserts_per_sec, r.removals_per_sec, r.shared_updates_per_sec) {
         (Some(i), Some(x), Some(s)) => format!(" ins {:.2}M/s rem {:.2}M/s shared {:.2}M/s", i / 1e6, x / 1e6, s / 1e6),
         _ => String::new(),
     };
     println!(
-        "{:<8} {:<12} n={:<9} Δ={:<3} {:>7.2} M lookups/s ({speedup:>6}){burst} fp {:.4} blk {:.2} probes {:.2} {:.1} B/prefix (+{:.1} name) build {:.2}s{updates}{cpu}",
+        "{:<8} {:<12} n={:<9} Δ={:<3} {:>7.2} M lookups/s ({speedup:>6}){burst}{by_cpu} fp {:.4} blk {:.2} probes {:.2} {:.1} B/prefix (+{:.1} name) build {:.2}s{updates}{cpu}",
         r.variant,
         format!("{:?}", r.workload).to_lowercase(),
         r.fib_prefixes,

@@ -30,7 +30,8 @@ use bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
-use trajan_wire::tlv::write_tlv;
+use smallvec::SmallVec;
+use trajan_wire::tlv::{read_header, write_tlv};
 use trajan_wire::types::{GENERIC_COMPONENT, SEQUENCE_NUM_COMPONENT};
 use trajan_wire::Name;
 
@@ -209,17 +210,27 @@ pub fn reference_fib(hosts: &[String], n: usize, seed: u64) -> anyhow::Result<Na
 
 /// Replaces 1 to [`MAX_MUTATIONS`] characters of a prefix in place (lengths, and so
 /// the TLV structure, unchanged), sparing the first component unless it is the only one.
+///
+/// Reads the component boundaries in place: a 100 M-prefix FIB draws over 100 M
+/// candidates, and copying each into a [`Name`] (an allocation and a parse) was
+/// most of the generation time.
 fn mutate(value: &mut [u8], rng: &mut ChaCha8Rng) {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let name = Name::from_value(Bytes::copy_from_slice(value)).expect("prefixes are valid names");
-    let first = usize::from(name.len() > 1);
+    // (start, end) of each component's value.
+    let mut comps: SmallVec<[(usize, usize); 16]> = SmallVec::new();
+    let mut pos = 0;
+    while pos < value.len() {
+        let (_, start, end) = read_header(value, &mut pos).expect("prefixes are valid names");
+        comps.push((start, end));
+    }
+    let first = usize::from(comps.len() > 1);
     for _ in 0..rng.gen_range(1..=MAX_MUTATIONS) {
-        let c = rng.gen_range(first..name.len());
-        let len = name.get(c).value.len();
-        if len == 0 {
+        let (start, end) = comps[rng.gen_range(first..comps.len())];
+        if start == end {
             continue;
         }
-        let pos = name.component_end(c) - len + rng.gen_range(0..len);
+        // Position, then letter: the draws' order is the workload.
+        let pos = start + rng.gen_range(0..end - start);
         value[pos] = ALPHABET[rng.gen_range(0..ALPHABET.len())];
     }
 }

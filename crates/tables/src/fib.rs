@@ -15,6 +15,7 @@
 //! lock-free [`FibReader`]s.
 
 mod arena;
+mod huge;
 mod nexthops;
 mod pbf;
 mod shared;
@@ -476,7 +477,13 @@ impl Fib {
     /// [`Fib::lpm`], reporting what the lookup did to `tally`.
     #[inline]
     pub fn lpm_tallied<T: Tally>(&self, name: &Name, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
-        let hashes = NameHashes::new(name, self.max_prefix_len());
+        // The filter block depends on the first component alone: start loading
+        // it while the rest of the name is hashed.
+        let hashes = NameHashes::new_with(name, self.max_prefix_len(), |h| {
+            if let Some(pbf) = &self.pbf {
+                pbf.prefetch_first(h);
+            }
+        });
         self.lpm_hashed(name, &hashes, tally)
     }
 
@@ -493,6 +500,13 @@ impl Fib {
     pub fn lpm_hashed<T: Tally>(&self, name: &Name, hashes: &NameHashes, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
         let d = name.len().min(self.max_prefix_len());
         debug_assert!(hashes.len() >= d);
+        self.lpm_upto(name, hashes, d, tally)
+    }
+
+    /// [`Fib::lpm_hashed`] for a caller that knows no prefix longer than `d`
+    /// components matches (`d` at most the name's length and the longest prefix's).
+    #[inline]
+    fn lpm_upto<T: Tally>(&self, name: &Name, hashes: &NameHashes, d: usize, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
         let probe = |j: usize, tally: &mut T| {
             tally.probe();
             self.table.find(hashes.prefix(j), name.prefix_value(j), &self.arena).map(|e| (j, e))
@@ -531,7 +545,14 @@ impl Fib {
                 match step {
                     0 => *slot = InFlight { hashes: NameHashes::new(name, self.max_prefix_len()), candidate: 0 },
                     3 => {
-                        each(i, self.lpm_hashed(name, &slot.hashes, &mut ()));
+                        // With a filter, step 1 already tested the lengths above its
+                        // longest "maybe" (0: none), and the filter cannot change
+                        // during the burst: the lookup starts there.
+                        let answer = match self.pbf {
+                            Some(_) => self.lpm_upto(name, &slot.hashes, slot.candidate, &mut ()),
+                            None => self.lpm_hashed(name, &slot.hashes, &mut ()),
+                        };
+                        each(i, answer);
                         continue;
                     }
                     _ => {}
@@ -610,12 +631,22 @@ impl Fib {
 
     /// Rebuilds the filter alone, sized for the current prefix count.
     fn rebuild_filter(&mut self) {
-        let Some(old) = &self.pbf else { return };
+        // The old filter goes first, so old and new never coexist (at 100 M
+        // prefixes each is over a gigabyte).
+        let Some(old) = self.pbf.take() else { return };
         let mut pbf = Pbf::new(self.table.len(), old.expand());
+        drop(old);
         pbf.set_live(false);
-        let mut order: Vec<(usize, PrefixRef)> = self.table.iter().map(|e| (component_count(self.arena.bytes(e.prefix)), e.prefix)).collect();
-        order.sort_unstable_by_key(|&(u, _)| u);
-        for (_, r) in order {
+        // Shortest first, by a counting sort on the per-length counts already
+        // kept: linear, and four bytes per prefix.
+        let mut next: Vec<usize> = self.by_len.iter().scan(0, |start, &count| Some(std::mem::replace(start, *start + count as usize))).collect();
+        let mut order: Vec<PrefixRef> = vec![0; self.table.len()];
+        for e in self.table.iter() {
+            let slot = &mut next[component_count(self.arena.bytes(e.prefix))];
+            order[*slot] = e.prefix;
+            *slot += 1;
+        }
+        for r in order {
             let h = NameHashes::from_encoded(self.arena.bytes(r));
             pbf.insert(&h, r, &self.arena);
         }
@@ -663,7 +694,8 @@ pub const BURST_STAGE: usize = 8;
 #[derive(Default)]
 struct InFlight {
     hashes: NameHashes,
-    /// The filter's longest "maybe" length, 0 for none (PBF variants).
+    /// The filter's longest "maybe" length, 0 for none (PBF variants): no
+    /// longer prefix matches, so the final lookup starts there.
     candidate: usize,
 }
 

@@ -54,8 +54,18 @@ impl NameHashes {
     /// caller that knows the FIB's longest prefix passes it as the bound, so a
     /// long name from the network costs no more than the longest useful prefix.
     pub fn new(name: &Name, max_components: usize) -> Self {
+        Self::new_with(name, max_components, |_| {})
+    }
+
+    /// [`NameHashes::new`], calling `first(h₁(p₁))` as soon as the first
+    /// component is hashed, before the rest of the name: a lookup whose first
+    /// memory access depends on the first component alone (the prefix Bloom
+    /// filter's block) can start loading it there, so the miss overlaps the
+    /// hashing of the other components instead of following it.
+    #[inline]
+    pub fn new_with(name: &Name, max_components: usize, first: impl FnOnce(u32)) -> Self {
         let n = name.len().min(max_components);
-        Self::from_ends(name.value(), (0..n).map(|i| name.component_end(i)))
+        Self::from_ends(name.value(), (0..n).map(|i| name.component_end(i)), first)
     }
 
     /// Same as [`NameHashes::new`] over the encoded components (a Name's TLV-VALUE)
@@ -69,38 +79,51 @@ impl NameHashes {
             }
             read_header(value, &mut pos).ok().map(|(_, _, end)| end)
         });
-        Self::from_ends(value, ends)
+        Self::from_ends(value, ends, |_| {})
     }
 
-    fn from_ends(value: &[u8], ends: impl Iterator<Item = usize>) -> Self {
+    #[inline]
+    fn from_ends(value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) -> Self {
         #[cfg(target_arch = "x86_64")]
         if let Some(hw) = sse42::Crc::detect() {
-            return hw.hash_components(value, ends);
+            return hw.hash_components(value, ends, on_first);
         }
-        Self::hash_components(value, ends, crc32c::crc32c_append)
+        Self::hash_components(value, ends, crc32c::crc32c_append, on_first)
     }
 
     /// The O(k + d) pass with `append` as h₁'s incremental CRC32C. Always inlined,
     /// so that in [`sse42::Crc::hash_components`] the CRC instruction is inlined
-    /// into the loop rather than called once per component.
+    /// into the loop rather than called once per component. (Hence a plain loop:
+    /// a generic helper such as `SmallVec::extend` is compiled without SSE4.2 and
+    /// would call `append` out of line.)
     #[inline(always)]
-    fn hash_components(value: &[u8], ends: impl Iterator<Item = usize>, append: impl Fn(u32, &[u8]) -> u32) -> Self {
-        let mut h1 = SmallVec::new();
-        let mut first = [0; K];
-        let mut crc = SEEDS[0];
-        let mut start = 0;
+    fn hash_components(value: &[u8], mut ends: impl Iterator<Item = usize>, append: impl Fn(u32, &[u8]) -> u32, on_first: impl FnOnce(u32)) -> Self {
+        let Some(end1) = ends.next() else { return NameHashes::default() };
+        let comp1 = &value[..end1];
+        let first: [u32; K] = std::array::from_fn(|i| append(SEEDS[i], comp1));
+        on_first(first[0]);
+        // Into a plain array first (a store per component, where a SmallVec push
+        // checks its storage and capacity each time); the rare name with more
+        // prefixes than that spills into the SmallVec's heap storage.
+        let mut head = [0u32; INLINE_PREFIXES];
+        head[0] = first[0];
+        let mut spilled = SmallVec::new();
+        let (mut crc, mut start, mut len) = (first[0], end1, 1);
         for end in ends {
-            let comp = &value[start..end];
-            crc = append(crc, comp);
-            if start == 0 {
-                for (f, seed) in first.iter_mut().zip(SEEDS).skip(1) {
-                    *f = append(seed, comp);
+            crc = append(crc, &value[start..end]);
+            match head.get_mut(len) {
+                Some(slot) => *slot = crc,
+                None => {
+                    if spilled.is_empty() {
+                        spilled.extend_from_slice(&head);
+                    }
+                    spilled.push(crc);
                 }
-                first[0] = crc;
             }
-            h1.push(crc);
+            len += 1;
             start = end;
         }
+        let h1 = if len <= INLINE_PREFIXES { SmallVec::from_buf_and_len(head, len) } else { spilled };
         NameHashes { h1, first }
     }
 
@@ -163,7 +186,7 @@ pub fn reduce(x: u32, n: usize) -> usize {
 /// `crc32c::crc32c_append` (tested below).
 #[cfg(target_arch = "x86_64")]
 mod sse42 {
-    use std::arch::x86_64::{_mm_crc32_u64, _mm_crc32_u8};
+    use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64, _mm_crc32_u8};
 
     use super::NameHashes;
 
@@ -180,10 +203,10 @@ mod sse42 {
 
         /// [`NameHashes::hash_components`] with the CRC instruction.
         #[inline]
-        pub(super) fn hash_components(self, value: &[u8], ends: impl Iterator<Item = usize>) -> NameHashes {
+        pub(super) fn hash_components(self, value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) -> NameHashes {
             // SAFETY: `self` exists only if `detect` found SSE4.2 on this CPU, the
             // one requirement of `hash_components_sse42`.
-            unsafe { hash_components_sse42(value, ends) }
+            unsafe { hash_components_sse42(value, ends, on_first) }
         }
 
         /// `crc32c::crc32c_append` with the CRC instruction.
@@ -197,9 +220,9 @@ mod sse42 {
     /// # Safety
     /// The CPU must support SSE4.2.
     #[target_feature(enable = "sse4.2")]
-    unsafe fn hash_components_sse42(value: &[u8], ends: impl Iterator<Item = usize>) -> NameHashes {
+    unsafe fn hash_components_sse42(value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) -> NameHashes {
         // SAFETY: this function's own precondition (SSE4.2) is `append`'s.
-        NameHashes::hash_components(value, ends, |crc, bytes| unsafe { append(crc, bytes) })
+        NameHashes::hash_components(value, ends, |crc, bytes| unsafe { append(crc, bytes) }, on_first)
     }
 
     /// CRC32C of `bytes` continued from the finished CRC `crc` (same convention
@@ -214,14 +237,27 @@ mod sse42 {
     #[allow(unused_unsafe)]
     unsafe fn append(crc: u32, bytes: &[u8]) -> u32 {
         let mut state = u64::from(!crc);
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let w = u64::from_le_bytes(w.try_into().expect("chunks_exact(8) yields 8 bytes"));
+        let mut rest = bytes;
+        while let Some((w, tail)) = rest.split_first_chunk::<8>() {
             // SAFETY: SSE4.2 is available (this function's precondition).
-            state = unsafe { _mm_crc32_u64(state, w) };
+            state = unsafe { _mm_crc32_u64(state, u64::from_le_bytes(*w)) };
+            rest = tail;
         }
+        // The tail (under 8 bytes: most of a short component) in at most three
+        // steps of 4, 2 and 1 bytes rather than one step per byte: the steps
+        // form a dependent chain, so their count is the tail's latency.
         let mut state = state as u32;
-        for &b in words.remainder() {
+        if let Some((w, tail)) = rest.split_first_chunk::<4>() {
+            // SAFETY: as above.
+            state = unsafe { _mm_crc32_u32(state, u32::from_le_bytes(*w)) };
+            rest = tail;
+        }
+        if let Some((w, tail)) = rest.split_first_chunk::<2>() {
+            // SAFETY: as above.
+            state = unsafe { _mm_crc32_u16(state, u16::from_le_bytes(*w)) };
+            rest = tail;
+        }
+        if let Some(&b) = rest.first() {
             // SAFETY: as above.
             state = unsafe { _mm_crc32_u8(state, b) };
         }
@@ -270,6 +306,24 @@ mod tests {
     }
 
     #[test]
+    fn names_longer_than_the_inline_storage_keep_every_prefix_hash() {
+        let comps: Vec<String> = (0..INLINE_PREFIXES + 5).map(|i| format!("c{i}")).collect();
+        let name = Name::from_components(comps.iter().map(|c| (8u32, c.as_bytes())));
+        let mut early = Vec::new();
+        let h = NameHashes::new_with(&name, usize::MAX, |h1| early.push(h1));
+        assert_eq!(h.len(), INLINE_PREFIXES + 5);
+        assert_eq!(early, [h.prefix(1)], "the first component's hash, once");
+        let enc = NameHashes::from_encoded(name.value());
+        for j in 1..=h.len() {
+            assert_eq!(h.prefix(j), crc32c::crc32c_append(SEEDS[0], name.prefix_value(j)), "prefix {j}");
+            assert_eq!(enc.prefix(j), h.prefix(j));
+        }
+        let mut none = 0;
+        assert!(NameHashes::new_with(&Name::root(), 10, |_| none += 1).is_empty());
+        assert_eq!(none, 0);
+    }
+
+    #[test]
     fn hashes_depend_on_component_boundaries_and_types() {
         let a = NameHashes::new(&n("/ab"), 4);
         let b = NameHashes::new(&n("/a/b"), 4);
@@ -307,7 +361,7 @@ mod tests {
         let name = n("/com/example-with-a-long-component-of-many-bytes/a/%00%01%02%03%04%05%06%07%08");
         let value = name.value();
         let ends = || (0..name.len()).map(|i| name.component_end(i));
-        let (fast, slow) = (hw.hash_components(value, ends()), NameHashes::hash_components(value, ends(), crc32c::crc32c_append));
+        let (fast, slow) = (hw.hash_components(value, ends(), |_| {}), NameHashes::hash_components(value, ends(), crc32c::crc32c_append, |_| {}));
         assert_eq!(fast.h1, slow.h1);
         assert_eq!(fast.first, slow.first);
     }

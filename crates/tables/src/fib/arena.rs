@@ -46,6 +46,7 @@ impl PrefixArena {
             // Grow by a quarter (slack stays small) but never past the chunk size,
             // so a full chunk holds no slack and never reallocates again.
             chunk.reserve_exact(size.max(at / 4).max(4096).min(CHUNK_BYTES - at));
+            super::huge::advise(chunk);
         }
         chunk.extend_from_slice(&len.to_ne_bytes());
         chunk.extend_from_slice(bytes);

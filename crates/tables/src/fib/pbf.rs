@@ -205,7 +205,7 @@ impl Pbf {
         let threshold = expansion_threshold(filter_bits, TARGET_FPR);
         let n = (capacity * 2 / threshold).max(1);
         Pbf {
-            blocks: vec![Block::default(); n],
+            blocks: super::huge::filled(n, Block::default()),
             counters: if expand { Vec::new() } else { vec![0; n * filter_bits * COUNTER_BITS / 8] },
             meta: vec![BlockMeta::default(); n],
             pool: Vec::new(),
@@ -271,7 +271,13 @@ impl Pbf {
     /// one component), the filter line its lookup reads first.
     #[inline]
     pub fn prefetch(&self, h: &NameHashes) {
-        super::prefetch(&self.blocks[self.block_of(h.prefix(1))]);
+        self.prefetch_first(h.prefix(1));
+    }
+
+    /// [`Pbf::prefetch`] given h₁ of the first component alone.
+    #[inline]
+    pub fn prefetch_first(&self, h1: u32) {
+        super::prefetch(&self.blocks[self.block_of(h1)]);
     }
 
     /// Starts loading what an insert of a prefix (`h` covers it) most likely
@@ -298,25 +304,22 @@ impl Pbf {
     /// the last block's lengths, then the previous block's, and so on.
     #[inline]
     pub fn search<R, T: super::Tally>(&self, h: &NameHashes, d: usize, tally: &mut T, mut probe: impl FnMut(usize, &mut T) -> Option<R>) -> Option<R> {
-        let mut chain = [(0usize, 0usize); MAX_EXPANSION];
-        let mut n = 0;
+        // The chain is walked forward, then tested backward. The block entered at
+        // level l is the block of the name's first l components, so the chain is
+        // recorded as a bit per level (no array to fill per lookup) and a block is
+        // recomputed on the way back, which only chains of expansions pay.
         let mut b = self.block_of(h.prefix(1));
         let mut level = 1;
-        loop {
-            chain[n] = (b, level);
-            n += 1;
-            match self.next_expansion(b, level) {
-                Some(e) if e <= d => {
-                    b = self.block_of(h.prefix(e));
-                    level = e;
-                }
-                _ => break,
-            }
+        let mut levels = 1u64 << level;
+        while let Some(e) = self.next_expansion(b, level).filter(|&e| e <= d) {
+            b = self.block_of(h.prefix(e));
+            level = e;
+            levels |= 1 << e;
         }
         let mut hi = d;
-        for &(b, lo) in chain[..n].iter().rev() {
+        loop {
             tally.block();
-            for j in (lo..=hi).rev() {
+            for j in (level..=hi).rev() {
                 if self.contains(b, h, j) {
                     tally.positive();
                     if let Some(r) = probe(j, tally) {
@@ -327,9 +330,14 @@ impl Pbf {
                     tally.negative();
                 }
             }
-            hi = lo - 1;
+            levels &= !(1 << level);
+            if levels == 0 {
+                return None;
+            }
+            hi = level - 1;
+            level = 63 - levels.leading_zeros() as usize;
+            b = self.block_of(h.prefix(level));
         }
-        None
     }
 
     /// Adds a prefix (`h` holds all its components' hashes), expanding blocks that
@@ -391,6 +399,7 @@ impl Pbf {
                 // control-plane cost per prefix, and copying it costs amortised
                 // four entries per entry added.
                 self.pool.reserve_exact((start / 4).max(cap as usize));
+                super::huge::advise(&self.pool);
             }
             self.pool.extend_from_within(meta.start as usize..(meta.start + meta.load) as usize);
             self.pool.resize(start + cap as usize, Member::default());
@@ -416,6 +425,7 @@ impl Pbf {
     fn compact(&mut self) {
         let used: usize = self.meta.iter().map(|m| m.cap as usize).sum();
         let mut pool = Vec::with_capacity(used + used / 16);
+        super::huge::advise(&pool);
         for meta in &mut self.meta {
             let start = pool.len();
             pool.extend_from_slice(&self.pool[meta.start as usize..][..meta.cap as usize]);

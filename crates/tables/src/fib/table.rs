@@ -59,7 +59,7 @@ impl PrefixTable {
     /// A table sized for `capacity` entries.
     pub fn with_capacity(capacity: usize) -> Self {
         let primary = (capacity / TARGET_LOAD).max(1);
-        PrefixTable { buckets: vec![Bucket::default(); primary], primary, free: Vec::new(), len: 0 }
+        PrefixTable { buckets: super::huge::filled(primary, Bucket::default()), primary, free: Vec::new(), len: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -146,6 +146,7 @@ impl PrefixTable {
                             // The overflow area grows by an eighth of the primary
                             // area at a time, not by doubling the whole table.
                             self.buckets.reserve_exact(self.primary / 8 + 1);
+                            super::huge::advise(&self.buckets);
                         }
                         self.buckets.push(Bucket::default());
                         (self.buckets.len() - 1) as u32
@@ -189,7 +190,7 @@ impl PrefixTable {
 
     /// Rebuilds with `primary` buckets from the stored hashes alone.
     fn resize(&mut self, primary: usize) {
-        let old = std::mem::replace(self, PrefixTable { buckets: vec![Bucket::default(); primary], primary, free: Vec::new(), len: 0 });
+        let old = std::mem::replace(self, PrefixTable::with_capacity(primary * TARGET_LOAD));
         for e in old.iter() {
             self.place(e);
         }

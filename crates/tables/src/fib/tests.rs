@@ -379,6 +379,13 @@ fn memory_accounting_is_complete_and_small_per_prefix() {
 /// before the read started, last version whose publication had begun when it ended].
 #[test]
 fn concurrent_lookups_see_only_published_states() {
+    for v in FibVariant::ALL {
+        check_concurrent_lookups(v);
+    }
+}
+
+/// [`concurrent_lookups_see_only_published_states`] for one variant.
+fn check_concurrent_lookups(variant: FibVariant) {
     const READERS: usize = 2;
     const BATCHES: usize = 150;
     let mut rng = Lcg(5, 1);
@@ -401,7 +408,7 @@ fn concurrent_lookups_see_only_published_states() {
         })
         .collect();
 
-    let (mut writer, reader) = FibWriter::new(Fib::new());
+    let (mut writer, reader) = FibWriter::new(Fib::with_capacity(variant, 0));
     let started = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -456,7 +463,7 @@ fn concurrent_lookups_see_only_published_states() {
     }
     stop.store(true, Ordering::Release);
     let mut records: Vec<Record> = readers.into_iter().flat_map(|h| h.join().unwrap()).collect();
-    assert!(records.iter().any(|r| r.0 > 0 && r.0 < BATCHES as u64), "readers overlapped the updates");
+    assert!(records.iter().any(|r| r.0 > 0 && r.0 < BATCHES as u64), "{variant}: readers overlapped the updates");
 
     // Replay the history once; check each record against the states in its window.
     records.sort_by_key(|r| r.0);
@@ -478,7 +485,7 @@ fn concurrent_lookups_see_only_published_states() {
             if *got == reference.lpm(&queries[*q]) {
                 return false;
             }
-            assert!(*hi > v, "lookup {i} of {} returned {got:?}, valid in no published state", queries[*q]);
+            assert!(*hi > v, "{variant}: lookup {i} of {} returned {got:?}, valid in no published state", queries[*q]);
             true
         });
     }
