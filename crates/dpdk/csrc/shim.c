@@ -137,7 +137,7 @@ int trajan_port_stats(uint16_t port, uint64_t out[6]) {
 /*
  * The most RX/TX queue pairs Trajan may use on port `port` by itself, or a negative
  * errno: the device's limit, except for memif, whose queues are shared-memory
- * rings that its peer must open too (a memif port reports 255 whatever its peer
+ * rings that its peer must open too (a memif port reports many whatever its peer
  * does, and a queue the peer did not open carries nothing).
  */
 int trajan_port_max_queues(uint16_t port) {
