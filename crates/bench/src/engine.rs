@@ -765,7 +765,7 @@ fn build<F: FibSource>(args: &EngineArgs, worker: usize, fib_names: &NameSet, fi
     let (interests, data) = templates(&names, args.payload)?;
     drop(names);
     let consumers = args.consumers.unwrap_or(if args.workload == Workload::Aggregate { 4 } else { 1 }).max(1);
-    let cfg = EngineConfig { cs_capacity: args.cs_capacity, pit_capacity: 1 << 20, fib_variant: args.fib_variant, ..EngineConfig::default() };
+    let cfg = EngineConfig { cs_capacity: args.cs_capacity, pit_capacity: 1 << 20, ..EngineConfig::default() };
     let mut fwd = Forwarder::with_fib(&cfg, 0, fib);
     let face = FaceMeta { local: false, point_to_point: true, ..Default::default() };
     fwd.add_face(PRODUCER, face.clone());

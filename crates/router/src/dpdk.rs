@@ -26,7 +26,8 @@ pub const FIRST_DPDK_FACE: FaceId = 0x4000_0000;
 /// The open DPDK ports: the faces the thread that owns this polls, and the queue
 /// faces waiting to be handed to the workers.
 pub struct DpdkFaces {
-    _eal: Eal,
+    /// DPDK's environment, kept for as long as the ports are open.
+    eal: Eal,
     /// Every port, with its face id and name.
     ports: Vec<(FaceId, String, Port)>,
     /// The faces polled by the forwarding loop (one worker) or the I/O thread.
@@ -125,13 +126,13 @@ impl DpdkFaces {
 
     /// Starts every port of `cfg.dpdk` on a running EAL, receiving into `pool`.
     pub fn open_ports(eal: Eal, cfg: &Config, workers: usize, pool: &Arc<Mempool>) -> Result<DpdkFaces, StartError> {
-        let mut d = DpdkFaces { _eal: eal, ports: Vec::new(), faces: QueueFaces::default(), per_worker: Vec::new() };
+        let mut d = DpdkFaces { eal, ports: Vec::new(), faces: QueueFaces::default(), per_worker: Vec::new() };
         d.per_worker.resize_with(if workers > 1 { workers } else { 0 }, QueueFaces::default);
         for (i, p) in cfg.dpdk.ports.iter().enumerate() {
-            let id = d._eal.port_id(&p.name).map_err(dpdk_err)?;
-            let max = d._eal.max_queues(id).map_err(dpdk_err)?;
+            let id = d.eal.port_id(&p.name).map_err(dpdk_err)?;
+            let max = d.eal.max_queues(id).map_err(dpdk_err)?;
             let queues = if workers > 1 && usize::from(max) >= workers { workers as u16 } else { 1 };
-            let port = Port::start(&d._eal, id, queues, cfg.dpdk.queue_size, Arc::clone(pool)).map_err(dpdk_err)?;
+            let port = Port::start(&d.eal, id, queues, cfg.dpdk.queue_size, Arc::clone(pool)).map_err(dpdk_err)?;
             let link = Link {
                 encap: p.encap.parse().map_err(StartError::Dpdk)?,
                 addrs: LinkAddrs {

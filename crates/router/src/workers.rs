@@ -34,9 +34,9 @@
 //! dispatches them to their owner like any packet: one hand-off, never a loss or
 //! a second copy.
 //!
-//! Memory is one FIB replica per worker rather than Augustus' one per NUMA node;
-//! the shared left-right FIB (`trajan_tables::FibWriter`) gives one per node once
-//! the engine reads its FIB through a `FibReader`.
+//! The FIB is not replicated per worker: the workers of one NUMA node read one
+//! shared replica through their own `FibReader` ([`NodeFibs`]), and route changes
+//! are published there by [`Workers::broadcast`] instead of travelling on the rings.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -102,9 +102,8 @@ impl Change {
         Change::Face(id, fwd.faces.get(id).map(|m| FaceMeta { counters: FaceCounters::default(), ..m.clone() }))
     }
 
-    /// Makes `fwd`'s replica agree with the change. A worker's FIB is shared
-    /// ([`NodeFibs`]): routes reach it through [`Workers::broadcast`], not here.
-    pub fn apply<F: FibSource>(&self, fwd: &mut Forwarder<F>) {
+    /// Makes worker `fwd`'s tables agree with the change.
+    pub fn apply(&self, fwd: &mut Forwarder<FibReader>) {
         match self {
             Change::Face(id, Some(meta)) => match fwd.faces.get_mut(*id) {
                 Some(m) => {
@@ -115,7 +114,9 @@ impl Change {
                 None => fwd.add_face(*id, meta.clone()),
             },
             Change::Face(id, None) => fwd.remove_face(*id),
-            Change::Route(prefix, nexthops) => fwd.fib.route_changed(prefix, nexthops),
+            // Routes live in the shared FIB ([`NodeFibs`]): `Workers::broadcast`
+            // publishes them there and never sends them to a worker.
+            Change::Route(..) => {}
             Change::Strategy(prefix, Some(kind)) => {
                 fwd.strategies.insert(prefix, *kind);
             }

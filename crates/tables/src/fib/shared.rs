@@ -142,13 +142,8 @@ pub trait FibSource {
     /// daemon is stopping), which forwards nothing.
     fn view(&self) -> Option<Self::View<'_>>;
 
-    /// A route changed to exactly `nexthops` ([`Fib::set_nexthops`]): an owned FIB
-    /// applies it; a shared one leaves that to its writer, which publishes the
-    /// change to every reader at once.
-    fn route_changed(&mut self, prefix: &Name, nexthops: &[NextHop]);
-
-    /// A face went away: an owned FIB drops its next hops; a shared one, as above,
-    /// hears it from its writer.
+    /// A face went away: an owned FIB drops its next hops; a shared one leaves that
+    /// to its writer, which publishes the removal to every reader at once.
     fn face_removed(&mut self, face: FaceId);
 }
 
@@ -158,10 +153,6 @@ impl FibSource for Fib {
     #[inline]
     fn view(&self) -> Option<&Fib> {
         Some(self)
-    }
-
-    fn route_changed(&mut self, prefix: &Name, nexthops: &[NextHop]) {
-        self.set_nexthops(prefix, nexthops);
     }
 
     fn face_removed(&mut self, face: FaceId) {
@@ -176,8 +167,6 @@ impl FibSource for FibReader {
     fn view(&self) -> Option<FibReadGuard<'_>> {
         self.read()
     }
-
-    fn route_changed(&mut self, _prefix: &Name, _nexthops: &[NextHop]) {}
 
     fn face_removed(&mut self, _face: FaceId) {}
 }
