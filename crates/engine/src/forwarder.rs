@@ -158,7 +158,17 @@ impl<F: FibSource> Forwarder<F> {
         parsed.clear();
         for (face, pkt) in input {
             match decode(pkt) {
-                Ok(Some(p)) => parsed.push((*face, p)),
+                Ok(Some(p)) => {
+                    // The CS index is the table most likely to miss in cache
+                    // (it holds the most names): start those loads now, to
+                    // arrive while the packets before this one are processed.
+                    match &p {
+                        Parsed::Interest { interest, .. } => self.cs.prefetch_lookup(&interest.name),
+                        Parsed::Data { data, .. } => self.cs.prefetch_insert(&data.name),
+                        Parsed::Nack { .. } => {}
+                    }
+                    parsed.push((*face, p))
+                }
                 Ok(None) => {}
                 Err(_) => {
                     self.counters.malformed += 1;

@@ -24,11 +24,11 @@ use std::hash::BuildHasher;
 
 use bytes::Bytes;
 use foldhash::fast::RandomState;
-use hashbrown::HashTable;
 use trajan_wire::data::implicit_digest_of;
 use trajan_wire::{Data, Interest, Name};
 
 use crate::ilist::{Linked, Links, List, NIL};
+use crate::line_index::LineIndex;
 use crate::slab::Slab;
 
 /// Indirect entries one cached packet keeps at most (NDN-DPDK keeps 4 as well).
@@ -49,12 +49,14 @@ struct Direct {
     wire: Bytes,
     /// TLV-VALUE of its Name, a view into `wire`.
     name: Bytes,
-    /// Hash of `name`, so an eviction does not read the cold packet again.
-    hash: u64,
+    /// Index tag of `name`, so an eviction does not read the cold packet again.
+    tag: u32,
     /// The Data is fresh strictly before this time.
     fresh_until: u64,
     /// Indirect entries that point here, removed with it.
     indirect: [u32; MAX_INDIRECT],
+    /// Their index tags, so the eviction ahead can prefetch their index lines.
+    indirect_tags: [u32; MAX_INDIRECT],
     links: Links,
 }
 
@@ -62,8 +64,6 @@ struct Direct {
 struct Indirect {
     /// TLV-VALUE of the Interest name.
     name: Bytes,
-    /// Hash of `name`.
-    hash: u64,
     /// The cached packet (slab index in `direct`).
     target: u32,
 }
@@ -86,13 +86,33 @@ enum Slot {
     Indirect(u32),
 }
 
+/// The index value's top bit tells an indirect entry from a packet.
+const INDIRECT_BIT: u32 = 1 << 31;
+
+impl Slot {
+    fn encode(self) -> u32 {
+        match self {
+            Slot::Direct(i) => i,
+            Slot::Indirect(i) => i | INDIRECT_BIT,
+        }
+    }
+
+    fn decode(v: u32) -> Slot {
+        if v & INDIRECT_BIT == 0 {
+            Slot::Direct(v)
+        } else {
+            Slot::Indirect(v & !INDIRECT_BIT)
+        }
+    }
+}
+
 /// The content store. One Data per name: a newer packet with the same name replaces
 /// the cached one.
 pub struct Cs {
     direct: Slab<Direct>,
     indirect: Slab<Indirect>,
-    /// (hash of the name, what holds it).
-    index: HashTable<(u64, Slot)>,
+    /// Names (by tag) to what holds them.
+    index: LineIndex,
     /// Most recently used first.
     lru: List,
     hasher: RandomState,
@@ -107,7 +127,7 @@ impl Cs {
         Cs {
             direct: Slab::new(),
             indirect: Slab::new(),
-            index: HashTable::new(),
+            index: LineIndex::new(),
             lru: List::default(),
             hasher: RandomState::default(),
             capacity,
@@ -153,8 +173,32 @@ impl Cs {
         }
     }
 
-    fn find(&self, hash: u64, name: &[u8]) -> Option<Slot> {
-        self.index.find(hash, |&(h, s)| h == hash && self.slot_name(s) == name).map(|&(_, s)| s)
+    /// The index tag of a name (TLV-VALUE).
+    fn tag_of(&self, name: &[u8]) -> u32 {
+        LineIndex::tag(self.hasher.hash_one(name))
+    }
+
+    fn find(&self, tag: u32, name: &[u8]) -> Option<Slot> {
+        self.index.find(tag, |v| self.slot_name(Slot::decode(v)) == name).map(Slot::decode)
+    }
+
+    /// Starts loading the index line that [`Cs::lookup`] of an Interest named
+    /// `name` probes first, so the engine can overlap that miss with the rest of
+    /// a burst. A hint: results do not change.
+    pub fn prefetch_lookup(&self, name: &Name) {
+        if self.capacity > 0 {
+            self.index.prefetch(self.tag_of(name.value()));
+        }
+    }
+
+    /// [`Cs::prefetch_lookup`] for [`Cs::insert`] of a Data named `name`: its
+    /// name's line and those of the [`PREFIX_LEVELS`] parents it registers.
+    pub fn prefetch_insert(&self, name: &Name) {
+        self.prefetch_lookup(name);
+        let n = name.len();
+        for k in n.saturating_sub(PREFIX_LEVELS).max(1)..n {
+            self.index.prefetch(self.tag_of(name.prefix_value(k)));
+        }
     }
 
     /// Caches `data`, fresh until `now_ms` plus its FreshnessPeriod (an absent or zero
@@ -165,8 +209,8 @@ impl Cs {
         }
         let fresh_until = now_ms.saturating_add(data.freshness_ms.unwrap_or(0));
         let name = data.name.value();
-        let hash = self.hasher.hash_one(name.as_ref());
-        match self.find(hash, name) {
+        let tag = self.tag_of(name);
+        match self.find(tag, name) {
             Some(Slot::Direct(idx)) => {
                 let d = self.direct.at_mut(idx);
                 d.wire = data.wire.clone();
@@ -176,16 +220,24 @@ impl Cs {
                 self.register_prefixes(idx, &data.name);
                 return;
             }
-            Some(Slot::Indirect(i)) => self.remove_indirect(i),
+            Some(Slot::Indirect(i)) => self.remove_indirect(i, tag),
             None => {}
         }
         while self.direct.len() >= self.capacity {
             self.evict_lru();
         }
-        let entry = Direct { wire: data.wire.clone(), name: name.clone(), hash, fresh_until, indirect: [NIL; MAX_INDIRECT], links: Links::default() };
+        let entry = Direct {
+            wire: data.wire.clone(),
+            name: name.clone(),
+            tag,
+            fresh_until,
+            indirect: [NIL; MAX_INDIRECT],
+            indirect_tags: [0; MAX_INDIRECT],
+            links: Links::default(),
+        };
         let idx = self.direct.insert(entry).idx;
         self.lru.push_front(&mut self.direct, idx);
-        self.index.insert_unique(hash, (hash, Slot::Direct(idx)), |&(h, _)| h);
+        self.index.insert(tag, Slot::Direct(idx).encode());
         self.register_prefixes(idx, &data.name);
     }
 
@@ -199,11 +251,11 @@ impl Cs {
         let n = name.len();
         for k in (n.saturating_sub(PREFIX_LEVELS).max(1)..n).rev() {
             let prefix = name.prefix_value(k);
-            let hash = self.hasher.hash_one(prefix);
-            match self.find(hash, prefix) {
+            let tag = self.tag_of(prefix);
+            match self.find(tag, prefix) {
                 Some(Slot::Direct(_)) => {}
                 Some(Slot::Indirect(i)) => self.retarget(i, idx),
-                None => self.add_indirect(idx, name.value().slice(..prefix.len()), hash),
+                None => self.add_indirect(idx, name.value().slice(..prefix.len()), tag),
             }
         }
     }
@@ -215,20 +267,25 @@ impl Cs {
             return;
         }
         let Some(free) = self.direct.at(target).indirect.iter().position(|&r| r == NIL) else { return };
-        if let Some(r) = self.direct.at_mut(old).indirect.iter_mut().find(|r| **r == i) {
-            *r = NIL;
-        }
-        self.direct.at_mut(target).indirect[free] = i;
+        let old = self.direct.at_mut(old);
+        let Some(at) = old.indirect.iter().position(|&r| r == i) else { return };
+        old.indirect[at] = NIL;
+        let tag = old.indirect_tags[at];
+        let t = self.direct.at_mut(target);
+        t.indirect[free] = i;
+        t.indirect_tags[free] = tag;
         self.indirect.at_mut(i).target = target;
     }
 
-    /// A new indirect entry for the name `name` (hashed `hash`, not yet in the
+    /// A new indirect entry for the name `name` (tagged `tag`, not yet in the
     /// index) answered by `target`, when `target` has room for it.
-    fn add_indirect(&mut self, target: u32, name: Bytes, hash: u64) {
+    fn add_indirect(&mut self, target: u32, name: Bytes, tag: u32) {
         let Some(free) = self.direct.at(target).indirect.iter().position(|&r| r == NIL) else { return };
-        let i = self.indirect.insert(Indirect { name, hash, target }).idx;
-        self.direct.at_mut(target).indirect[free] = i;
-        self.index.insert_unique(hash, (hash, Slot::Indirect(i)), |&(h, _)| h);
+        let i = self.indirect.insert(Indirect { name, target }).idx;
+        let t = self.direct.at_mut(target);
+        t.indirect[free] = i;
+        t.indirect_tags[free] = tag;
+        self.index.insert(tag, Slot::Indirect(i).encode());
     }
 
     /// Records that a CanBePrefix Interest for `prefix` was answered by the cached
@@ -241,11 +298,10 @@ impl Cs {
         if self.capacity == 0 || prefix.len() >= data_name.len() || !prefix.is_prefix_of(data_name) {
             return;
         }
-        let target_hash = self.hasher.hash_one(data_name.value().as_ref());
-        let Some(Slot::Direct(target)) = self.find(target_hash, data_name.value()) else { return };
-        let hash = self.hasher.hash_one(prefix.value().as_ref());
-        if self.find(hash, prefix.value()).is_none() {
-            self.add_indirect(target, prefix.value().clone(), hash);
+        let Some(Slot::Direct(target)) = self.find(self.tag_of(data_name.value()), data_name.value()) else { return };
+        let tag = self.tag_of(prefix.value());
+        if self.find(tag, prefix.value()).is_none() {
+            self.add_indirect(target, prefix.value().clone(), tag);
         }
     }
 
@@ -270,7 +326,7 @@ impl Cs {
     fn find_match(&self, interest: &Interest, now_ms: u64) -> Option<u32> {
         let usable = |idx: &u32| !interest.must_be_fresh || now_ms < self.direct.at(*idx).fresh_until;
         let name = &interest.name;
-        let found = self.find(self.hasher.hash_one(name.value().as_ref()), name.value());
+        let found = self.find(self.tag_of(name.value()), name.value());
         match found {
             Some(Slot::Direct(idx)) if usable(&idx) => return Some(idx),
             Some(Slot::Indirect(i)) if interest.can_be_prefix => {
@@ -283,7 +339,7 @@ impl Cs {
         }
         let digest = name.implicit_digest()?;
         let prefix = name.prefix_value(name.len() - 1);
-        match self.find(self.hasher.hash_one(prefix), prefix) {
+        match self.find(self.tag_of(prefix), prefix) {
             Some(Slot::Direct(idx)) => Some(idx).filter(usable).filter(|&idx| implicit_digest_of(&self.direct.at(idx).wire)[..] == *digest),
             _ => None,
         }
@@ -321,33 +377,41 @@ impl Cs {
         self.lru.push_front(&mut self.direct, idx);
     }
 
+    /// Evicts the least recently used packet, then prefetches what the next
+    /// eviction will touch, so that in a full store (every insert evicts) the
+    /// victim's entry, its index lines and its indirect entries arrive during the
+    /// rest of the exchange instead of stalling the next insert one after another.
     fn evict_lru(&mut self) {
-        if let Some(idx) = self.lru.tail() {
-            self.evict(idx);
+        let Some(idx) = self.lru.tail() else { return };
+        self.evict(idx);
+        let Some(next) = self.lru.tail() else { return };
+        // The unlink just wrote `next` (the new tail), so it is in cache.
+        let d = self.direct.at(next);
+        self.index.prefetch(d.tag);
+        for (&i, &tag) in d.indirect.iter().zip(&d.indirect_tags).filter(|(&i, _)| i != NIL) {
+            self.indirect.prefetch(i);
+            self.index.prefetch(tag);
         }
-    }
-
-    fn unindex(&mut self, hash: u64, slot: Slot) {
-        if let Ok(e) = self.index.find_entry(hash, |&(_, s)| s == slot) {
-            e.remove();
+        // Its own unlink will write the entry before it.
+        if let Some(prev) = self.lru.prev(&self.direct, next) {
+            self.direct.prefetch(prev);
         }
     }
 
     fn evict(&mut self, idx: u32) {
         self.lru.unlink(&mut self.direct, idx);
         let Some(d) = self.direct.remove(self.direct.key_at(idx)) else { return };
-        self.unindex(d.hash, Slot::Direct(idx));
-        for i in d.indirect.into_iter().filter(|&i| i != NIL) {
-            if let Some(ind) = self.indirect.remove(self.indirect.key_at(i)) {
-                self.unindex(ind.hash, Slot::Indirect(i));
-            }
+        self.index.remove(d.tag, Slot::Direct(idx).encode());
+        for (i, tag) in d.indirect.into_iter().zip(d.indirect_tags).filter(|&(i, _)| i != NIL) {
+            self.indirect.remove(self.indirect.key_at(i));
+            self.index.remove(tag, Slot::Indirect(i).encode());
         }
     }
 
-    /// Drops an indirect entry whose name a packet of exactly that name now takes.
-    fn remove_indirect(&mut self, i: u32) {
+    /// Drops an indirect entry (tagged `tag`) whose name a packet of exactly that name now takes.
+    fn remove_indirect(&mut self, i: u32, tag: u32) {
         let Some(ind) = self.indirect.remove(self.indirect.key_at(i)) else { return };
-        self.unindex(ind.hash, Slot::Indirect(i));
+        self.index.remove(tag, Slot::Indirect(i).encode());
         if let Some(r) = self.direct.at_mut(ind.target).indirect.iter_mut().find(|r| **r == i) {
             *r = NIL;
         }

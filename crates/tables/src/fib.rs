@@ -703,16 +703,23 @@ struct InFlight {
 /// results, and a no-op on targets without a prefetch instruction here.
 #[inline(always)]
 pub(crate) fn prefetch<T>(r: &T) {
+    prefetch_addr(r as *const T as usize);
+}
+
+/// [`prefetch`] of a raw address, for lines inside an object that a reference to
+/// the object does not point at.
+#[inline(always)]
+pub(crate) fn prefetch_addr(addr: usize) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults, and the address comes from
-    // a reference. SSE (which has it) is part of the x86_64 baseline. The call is
-    // safe from Rust 1.87 on, unsafe under the workspace minimum, 1.85.
+    // SAFETY: a prefetch is a hint that never faults, whatever the address (it is
+    // never dereferenced). SSE (which has it) is part of the x86_64 baseline. The
+    // call is safe from Rust 1.87 on, unsafe under the workspace minimum, 1.85.
     #[allow(unused_unsafe)]
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((r as *const T).cast());
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    let _ = addr;
 }
 
 /// Components in an encoded name (valid by construction: it came from a [`Name`]).

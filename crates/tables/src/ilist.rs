@@ -61,6 +61,12 @@ impl List {
         (next != NIL).then_some(next)
     }
 
+    /// The entry before `idx` (towards the head).
+    pub fn prev<T: Linked>(&self, slab: &Slab<T>, idx: u32) -> Option<u32> {
+        let prev = slab.at(idx).links().prev;
+        (prev != NIL).then_some(prev)
+    }
+
     /// Links entry `idx`, which must be on no list, at the front.
     pub fn push_front<T: Linked>(&mut self, slab: &mut Slab<T>, idx: u32) {
         let old = self.head;

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod ilist;
+mod line_index;
 mod slab;
 
 pub mod cs;

@@ -105,6 +105,17 @@ impl<T> Slab<T> {
     pub fn at_mut(&mut self, idx: u32) -> &mut T {
         self.slots[idx as usize].val.as_mut().expect("linked slab index is occupied")
     }
+
+    /// Starts loading every cache line of the slot at `idx` (an entry may straddle
+    /// lines), for a table that knows which entry it will touch next. A hint only.
+    pub fn prefetch(&self, idx: u32) {
+        let Some(slot) = self.slots.get(idx as usize) else { return };
+        let start = slot as *const Slot<T> as usize;
+        let last = start + std::mem::size_of::<Slot<T>>() - 1;
+        for line in (start & !63..=last).step_by(64) {
+            crate::fib::prefetch_addr(line);
+        }
+    }
 }
 
 #[cfg(test)]

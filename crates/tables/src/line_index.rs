@@ -1,0 +1,218 @@
+//! A hash index whose buckets are one cache line each: seven 32-bit hash tags and
+//! the seven 32-bit values stored under them, side by side, so a probe is one line
+//! and a value is reached without a second load (a SwissTable keeps its tags and
+//! its slots in separate arrays: two lines per probe). The content store indexes
+//! its names here; when a table is far larger than the caches every probe is a
+//! miss, so lines per probe is what an insert or eviction costs, and a bucket can
+//! be prefetched from its hash before it is needed.
+//!
+//! A full bucket overflows into the next ones (linear probing by bucket). Each
+//! bucket counts the entries that passed it, so a lookup stops at the first
+//! bucket nothing passed, and removal needs no tombstones: it undoes the counts
+//! along the removed entry's probe path.
+
+use crate::fib::prefetch;
+
+/// Entries per bucket: 7 × (4-byte tag + 4-byte value) + the passing count fill 60 bytes.
+const WAYS: usize = 7;
+
+/// The value of an empty way. Callers store values below it.
+pub(crate) const EMPTY: u32 = u32::MAX;
+
+/// One cache line of the index.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Bucket {
+    tags: [u32; WAYS],
+    vals: [u32; WAYS],
+    /// Entries stored beyond this bucket whose probe started at or before it.
+    passing: u32,
+}
+
+const VACANT: Bucket = Bucket { tags: [0; WAYS], vals: [EMPTY; WAYS], passing: 0 };
+
+/// The index: 32-bit tags (the high half of a name's 64-bit hash) to 32-bit values,
+/// several values per tag allowed; the caller tells a true match from a tag
+/// collision with the closure it passes to [`LineIndex::find`].
+pub(crate) struct LineIndex {
+    buckets: Vec<Bucket>,
+    len: usize,
+}
+
+impl LineIndex {
+    /// An index of one bucket; it doubles as entries are added.
+    pub fn new() -> Self {
+        LineIndex { buckets: vec![VACANT], len: 0 }
+    }
+
+    /// The tag a 64-bit hash is indexed under.
+    #[inline]
+    pub fn tag(hash: u64) -> u32 {
+        (hash >> 32) as u32
+    }
+
+    /// The bucket a tag's probe starts at: the tag's high bits scaled to the table
+    /// (a multiply, not a modulo; the low bits still tell tags apart in a bucket).
+    #[inline]
+    fn home(&self, tag: u32) -> usize {
+        ((tag as u64 * self.buckets.len() as u64) >> 32) as usize
+    }
+
+    #[inline]
+    fn after(&self, b: usize) -> usize {
+        if b + 1 == self.buckets.len() {
+            0
+        } else {
+            b + 1
+        }
+    }
+
+    /// Starts loading the line where a lookup, insert or removal of `tag` begins.
+    #[inline]
+    pub fn prefetch(&self, tag: u32) {
+        prefetch(&self.buckets[self.home(tag)]);
+    }
+
+    /// The first value stored under `tag` that `is` accepts.
+    #[inline]
+    pub fn find(&self, tag: u32, mut is: impl FnMut(u32) -> bool) -> Option<u32> {
+        let mut b = self.home(tag);
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
+            for w in 0..WAYS {
+                if bucket.tags[w] == tag && bucket.vals[w] != EMPTY && is(bucket.vals[w]) {
+                    return Some(bucket.vals[w]);
+                }
+            }
+            if bucket.passing == 0 {
+                return None;
+            }
+            b = self.after(b);
+        }
+        None
+    }
+
+    /// Stores `val` (below [`EMPTY`]) under `tag`; the caller has checked it is not
+    /// there yet. Keeps the load at most 3/4 by doubling the table.
+    pub fn insert(&mut self, tag: u32, val: u32) {
+        debug_assert_ne!(val, EMPTY);
+        if (self.len + 1) * 4 > self.buckets.len() * WAYS * 3 {
+            self.grow();
+        }
+        self.place(tag, val);
+        self.len += 1;
+    }
+
+    fn place(&mut self, tag: u32, val: u32) {
+        let mut b = self.home(tag);
+        loop {
+            let bucket = &mut self.buckets[b];
+            if let Some(w) = bucket.vals.iter().position(|&v| v == EMPTY) {
+                bucket.tags[w] = tag;
+                bucket.vals[w] = val;
+                return;
+            }
+            // The load bound leaves free ways, so the walk ends.
+            bucket.passing += 1;
+            b = self.after(b);
+        }
+    }
+
+    /// Removes `val` stored under `tag`; returns whether it was there.
+    pub fn remove(&mut self, tag: u32, val: u32) -> bool {
+        let home = self.home(tag);
+        let mut b = home;
+        for _ in 0..self.buckets.len() {
+            let bucket = &mut self.buckets[b];
+            if let Some(w) = (0..WAYS).find(|&w| bucket.tags[w] == tag && bucket.vals[w] == val) {
+                bucket.vals[w] = EMPTY;
+                let mut p = home;
+                while p != b {
+                    self.buckets[p].passing -= 1;
+                    p = self.after(p);
+                }
+                self.len -= 1;
+                return true;
+            }
+            if bucket.passing == 0 {
+                return false;
+            }
+            b = self.after(b);
+        }
+        false
+    }
+
+    fn grow(&mut self) {
+        let doubled = vec![VACANT; self.buckets.len() * 2];
+        let old = std::mem::replace(&mut self.buckets, doubled);
+        for bucket in &old {
+            for w in (0..WAYS).filter(|&w| bucket.vals[w] != EMPTY) {
+                self.place(bucket.tags[w], bucket.vals[w]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn bucket_is_one_line() {
+        assert_eq!(std::mem::size_of::<Bucket>(), 64);
+        assert_eq!(std::mem::align_of::<Bucket>(), 64);
+    }
+
+    #[test]
+    fn colliding_tags_overflow_and_come_back() {
+        let mut ix = LineIndex::new();
+        // Every entry has the same tag: they fill the home bucket and pass it.
+        for v in 0..40 {
+            ix.insert(7, v);
+        }
+        for v in 0..40 {
+            assert_eq!(ix.find(7, |x| x == v), Some(v));
+        }
+        assert_eq!(ix.find(8, |_| true), None);
+        for v in (0..40).step_by(2) {
+            assert!(ix.remove(7, v));
+            assert!(!ix.remove(7, v), "gone");
+        }
+        for v in 0..40 {
+            assert_eq!(ix.find(7, |x| x == v).is_some(), v % 2 == 1);
+        }
+        for v in (1..40).step_by(2) {
+            assert!(ix.remove(7, v));
+        }
+        assert!(ix.buckets.iter().all(|b| b.passing == 0), "removals undo every passing count");
+        assert_eq!(ix.len, 0);
+    }
+
+    proptest! {
+        /// The index agrees with a map from (tag, value) through inserts and
+        /// removals, with tags drawn from a small set so buckets overflow.
+        #[test]
+        fn agrees_with_a_map(ops in proptest::collection::vec((any::<bool>(), 0u32..6, 0u32..300), 1..600)) {
+            let mut ix = LineIndex::new();
+            let mut model: HashMap<u32, u32> = HashMap::new(); // value -> tag
+            for (add, t, v) in ops {
+                let tag = t.wrapping_mul(0x9e37_79b9);
+                if add && !model.contains_key(&v) {
+                    ix.insert(tag, v);
+                    model.insert(v, tag);
+                } else if !add {
+                    prop_assert_eq!(ix.remove(tag, v), model.get(&v) == Some(&tag));
+                    if model.get(&v) == Some(&tag) {
+                        model.remove(&v);
+                    }
+                }
+            }
+            for (&v, &tag) in &model {
+                prop_assert_eq!(ix.find(tag, |x| x == v), Some(v));
+            }
+            prop_assert_eq!(ix.len, model.len());
+        }
+    }
+}
