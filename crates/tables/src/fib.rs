@@ -543,7 +543,10 @@ impl Fib {
                 let Some(i) = t.checked_sub(lag).filter(|&i| i < names.len()) else { continue };
                 let (name, slot) = (names[i].borrow(), &mut ring[i % RING]);
                 match step {
-                    0 => *slot = InFlight { hashes: NameHashes::new(name, self.max_prefix_len()), candidate: 0 },
+                    0 => {
+                        slot.hashes.fill(name, self.max_prefix_len());
+                        slot.candidate = 0;
+                    }
                     3 => {
                         // With a filter, step 1 already tested the lengths above its
                         // longest "maybe" (0: none), and the filter cannot change

@@ -64,8 +64,23 @@ impl NameHashes {
     /// hashing of the other components instead of following it.
     #[inline]
     pub fn new_with(name: &Name, max_components: usize, first: impl FnOnce(u32)) -> Self {
+        let mut h = NameHashes::default();
+        h.fill_with(name, max_components, first);
+        h
+    }
+
+    /// [`NameHashes::new`] into `self`, reusing its storage: a burst of lookups
+    /// rehashes its in-flight slots in place rather than building and moving a
+    /// new value (a few hundred bytes) per name.
+    #[inline]
+    pub fn fill(&mut self, name: &Name, max_components: usize) {
+        self.fill_with(name, max_components, |_| {});
+    }
+
+    #[inline]
+    fn fill_with(&mut self, name: &Name, max_components: usize, first: impl FnOnce(u32)) {
         let n = name.len().min(max_components);
-        Self::from_ends(name.value(), (0..n).map(|i| name.component_end(i)), first)
+        self.fill_from_ends(name.value(), (0..n).map(|i| name.component_end(i)), first);
     }
 
     /// Same as [`NameHashes::new`] over the encoded components (a Name's TLV-VALUE)
@@ -79,16 +94,18 @@ impl NameHashes {
             }
             read_header(value, &mut pos).ok().map(|(_, _, end)| end)
         });
-        Self::from_ends(value, ends, |_| {})
+        let mut h = NameHashes::default();
+        h.fill_from_ends(value, ends, |_| {});
+        h
     }
 
     #[inline]
-    fn from_ends(value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) -> Self {
+    fn fill_from_ends(&mut self, value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) {
         #[cfg(target_arch = "x86_64")]
         if let Some(hw) = sse42::Crc::detect() {
-            return hw.hash_components(value, ends, on_first);
+            return hw.hash_components(self, value, ends, on_first);
         }
-        Self::hash_components(value, ends, crc32c::crc32c_append, on_first)
+        self.hash_components(value, ends, crc32c::crc32c_append, on_first)
     }
 
     /// The O(k + d) pass with `append` as h₁'s incremental CRC32C. Always inlined,
@@ -97,34 +114,24 @@ impl NameHashes {
     /// a generic helper such as `SmallVec::extend` is compiled without SSE4.2 and
     /// would call `append` out of line.)
     #[inline(always)]
-    fn hash_components(value: &[u8], mut ends: impl Iterator<Item = usize>, append: impl Fn(u32, &[u8]) -> u32, on_first: impl FnOnce(u32)) -> Self {
-        let Some(end1) = ends.next() else { return NameHashes::default() };
+    fn hash_components(&mut self, value: &[u8], mut ends: impl Iterator<Item = usize>, append: impl Fn(u32, &[u8]) -> u32, on_first: impl FnOnce(u32)) {
+        self.h1.clear();
+        let Some(end1) = ends.next() else {
+            self.first = [0; K];
+            return;
+        };
         let comp1 = &value[..end1];
-        let first: [u32; K] = std::array::from_fn(|i| append(SEEDS[i], comp1));
-        on_first(first[0]);
-        // Into a plain array first (a store per component, where a SmallVec push
-        // checks its storage and capacity each time); the rare name with more
-        // prefixes than that spills into the SmallVec's heap storage.
-        let mut head = [0u32; INLINE_PREFIXES];
-        head[0] = first[0];
-        let mut spilled = SmallVec::new();
-        let (mut crc, mut start, mut len) = (first[0], end1, 1);
+        self.first = std::array::from_fn(|i| append(SEEDS[i], comp1));
+        on_first(self.first[0]);
+        // A plain loop of pushes into storage that is inline up to
+        // [`INLINE_PREFIXES`] (the rare longer name spills to the heap once).
+        let (mut crc, mut start) = (self.first[0], end1);
+        self.h1.push(crc);
         for end in ends {
             crc = append(crc, &value[start..end]);
-            match head.get_mut(len) {
-                Some(slot) => *slot = crc,
-                None => {
-                    if spilled.is_empty() {
-                        spilled.extend_from_slice(&head);
-                    }
-                    spilled.push(crc);
-                }
-            }
-            len += 1;
+            self.h1.push(crc);
             start = end;
         }
-        let h1 = if len <= INLINE_PREFIXES { SmallVec::from_buf_and_len(head, len) } else { spilled };
-        NameHashes { h1, first }
     }
 
     /// How many prefixes were hashed.
@@ -203,10 +210,10 @@ mod sse42 {
 
         /// [`NameHashes::hash_components`] with the CRC instruction.
         #[inline]
-        pub(super) fn hash_components(self, value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) -> NameHashes {
+        pub(super) fn hash_components(self, out: &mut NameHashes, value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) {
             // SAFETY: `self` exists only if `detect` found SSE4.2 on this CPU, the
             // one requirement of `hash_components_sse42`.
-            unsafe { hash_components_sse42(value, ends, on_first) }
+            unsafe { hash_components_sse42(out, value, ends, on_first) }
         }
 
         /// `crc32c::crc32c_append` with the CRC instruction.
@@ -220,9 +227,9 @@ mod sse42 {
     /// # Safety
     /// The CPU must support SSE4.2.
     #[target_feature(enable = "sse4.2")]
-    unsafe fn hash_components_sse42(value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) -> NameHashes {
+    unsafe fn hash_components_sse42(out: &mut NameHashes, value: &[u8], ends: impl Iterator<Item = usize>, on_first: impl FnOnce(u32)) {
         // SAFETY: this function's own precondition (SSE4.2) is `append`'s.
-        NameHashes::hash_components(value, ends, |crc, bytes| unsafe { append(crc, bytes) }, on_first)
+        out.hash_components(value, ends, |crc, bytes| unsafe { append(crc, bytes) }, on_first)
     }
 
     /// CRC32C of `bytes` continued from the finished CRC `crc` (same convention
@@ -271,6 +278,16 @@ mod tests {
 
     fn n(s: &str) -> Name {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn fill_in_place_equals_new() {
+        let mut h = NameHashes::new(&n("/a/b/c/d/e/f/g/h"), usize::MAX);
+        for (uri, bound) in [("/x/y", 10), ("/", 10), ("/p/q/r", 2), ("/com/example/www", usize::MAX)] {
+            h.fill(&n(uri), bound);
+            let fresh = NameHashes::new(&n(uri), bound);
+            assert_eq!((&h.h1, h.first), (&fresh.h1, fresh.first), "{uri} bounded at {bound}");
+        }
     }
 
     #[test]
@@ -361,7 +378,9 @@ mod tests {
         let name = n("/com/example-with-a-long-component-of-many-bytes/a/%00%01%02%03%04%05%06%07%08");
         let value = name.value();
         let ends = || (0..name.len()).map(|i| name.component_end(i));
-        let (fast, slow) = (hw.hash_components(value, ends(), |_| {}), NameHashes::hash_components(value, ends(), crc32c::crc32c_append, |_| {}));
+        let (mut fast, mut slow) = (NameHashes::default(), NameHashes::default());
+        hw.hash_components(&mut fast, value, ends(), |_| {});
+        slow.hash_components(value, ends(), crc32c::crc32c_append, |_| {});
         assert_eq!(fast.h1, slow.h1);
         assert_eq!(fast.first, slow.first);
     }
