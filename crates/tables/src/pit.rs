@@ -7,7 +7,10 @@
 //! selector combination, so the exact-name lookup that every Data needs is a single
 //! probe. Expiry is driven by the entries' own timers in a [`TimerWheel`], never by
 //! a scan; when an entry's lifetime is extended its timer is re-armed lazily, when
-//! it fires, so refreshing an Interest costs no timer operation.
+//! it fires, so refreshing an Interest costs no timer operation. A new entry's
+//! timer is armed lazily too, at the next [`Pit::expire`] (or after
+//! [`ARM_BATCH`] inserts): most entries are satisfied within microseconds, before
+//! then, and so never touch the wheel.
 
 use std::hash::BuildHasher;
 
@@ -22,6 +25,10 @@ use crate::ilist::NIL;
 use crate::slab::{Key, Slab};
 use crate::timer_wheel::{TimerId, TimerWheel};
 use crate::FaceId;
+
+/// New entries whose timers wait to be armed at most: bounds that list (of
+/// handles, some stale) when [`Pit::expire`] is not called for a while.
+pub const ARM_BATCH: usize = 1024;
 
 /// Names a PIT entry. Stale ids (the entry was satisfied, expired or removed) miss
 /// rather than reach an unrelated newer entry.
@@ -173,7 +180,8 @@ struct Stored {
     selectors: usize,
     /// Whether the name ends with an implicit digest (counted for `digest_entries`).
     digest: bool,
-    timer: TimerId,
+    /// The entry's timer, once armed (see [`Pit::arm_new`]).
+    timer: Option<TimerId>,
     /// The deadline `timer` is set for; may be earlier than `entry.expiry_ms`.
     armed_ms: u64,
 }
@@ -181,7 +189,7 @@ struct Stored {
 /// What taking an entry out of the table must undo besides freeing its slab slot.
 #[derive(Clone, Copy)]
 struct Indexed {
-    timer: TimerId,
+    timer: Option<TimerId>,
     hash: u64,
     selectors: usize,
     digest: bool,
@@ -216,6 +224,10 @@ pub struct Pit {
     hasher: RandomState,
     timers: TimerWheel<PitId>,
     fired: Vec<PitId>,
+    /// Entries inserted since timers were last armed (some may be gone already).
+    unarmed: Vec<PitId>,
+    /// The earliest expiry among `unarmed` (a lower bound; `u64::MAX` when empty).
+    unarmed_min_ms: u64,
     capacity: usize,
     /// Entries with CanBePrefix: while zero, Data needs no probe for its proper prefixes.
     prefix_entries: usize,
@@ -233,6 +245,8 @@ impl Pit {
             hasher: RandomState::default(),
             timers: TimerWheel::new(now_ms),
             fired: Vec::new(),
+            unarmed: Vec::new(),
+            unarmed_min_ms: u64::MAX,
             capacity,
             prefix_entries: 0,
             digest_entries: 0,
@@ -277,6 +291,9 @@ impl Pit {
     /// entry: the engine answers from the content store there, so an Interest costs
     /// one PIT lookup whether it aggregates, hits the CS or creates an entry.
     pub fn find_or_insert_unless(&mut self, interest: &Interest, now_ms: u64, decline: impl FnOnce() -> bool) -> Probe {
+        if self.unarmed.len() >= ARM_BATCH {
+            self.arm_new();
+        }
         let name = interest.name.value().as_ref();
         let hash = self.hasher.hash_one(name);
         let sel = selectors(interest.can_be_prefix, interest.must_be_fresh);
@@ -307,11 +324,13 @@ impl Pit {
             hash,
             selectors: sel,
             digest,
-            timer: self.timers.schedule(expiry_ms, id),
-            armed_ms: expiry_ms,
+            timer: None,
+            armed_ms: u64::MAX,
         };
         let key = self.entries.insert(stored);
         debug_assert_eq!(key, id.0);
+        self.unarmed.push(id);
+        self.unarmed_min_ms = self.unarmed_min_ms.min(expiry_ms);
         match slot {
             Entry::Occupied(mut b) => b.get_mut().ids[sel] = key.idx,
             Entry::Vacant(v) => {
@@ -359,7 +378,9 @@ impl Pit {
 
     /// Cancels a removed entry's timer and takes it out of the index and the counts.
     fn forget(&mut self, id: PitId, Indexed { timer, hash, selectors: sel, digest }: Indexed) {
-        self.timers.cancel(timer);
+        if let Some(timer) = timer {
+            self.timers.cancel(timer);
+        }
         let idx = id.0.idx;
         if let Ok(mut b) = self.index.find_entry(hash, |b| b.ids[sel] == idx) {
             b.get_mut().ids[sel] = NIL;
@@ -400,15 +421,33 @@ impl Pit {
     /// expiry needs nothing now: the timer is re-armed when it fires.
     pub fn reschedule(&mut self, id: PitId) {
         let Some(s) = self.entries.get_mut(id.0) else { return };
-        if s.entry.expiry_ms < s.armed_ms {
-            self.timers.cancel(s.timer);
-            s.timer = self.timers.schedule(s.entry.expiry_ms, id);
-            s.armed_ms = s.entry.expiry_ms;
+        match s.timer {
+            // Not armed yet: it will be, at its expiry then.
+            None => self.unarmed_min_ms = self.unarmed_min_ms.min(s.entry.expiry_ms),
+            Some(timer) if s.entry.expiry_ms < s.armed_ms => {
+                self.timers.cancel(timer);
+                s.timer = Some(self.timers.schedule(s.entry.expiry_ms, id));
+                s.armed_ms = s.entry.expiry_ms;
+            }
+            Some(_) => {}
         }
+    }
+
+    /// Arms the timers of the entries inserted since the last call that are
+    /// still pending, each at its current expiry.
+    fn arm_new(&mut self) {
+        for id in self.unarmed.drain(..) {
+            if let Some(s) = self.entries.get_mut(id.0) {
+                s.timer = Some(self.timers.schedule(s.entry.expiry_ms, id));
+                s.armed_ms = s.entry.expiry_ms;
+            }
+        }
+        self.unarmed_min_ms = u64::MAX;
     }
 
     /// Removes every entry whose expiry is at or before `now_ms`, appending it to `expired`.
     pub fn expire(&mut self, now_ms: u64, expired: &mut Vec<PitEntry>) {
+        self.arm_new();
         let mut fired = std::mem::take(&mut self.fired);
         self.timers.advance(now_ms, &mut fired);
         for id in fired.drain(..) {
@@ -416,7 +455,7 @@ impl Pit {
             if s.entry.expiry_ms <= now_ms {
                 expired.extend(self.remove(id));
             } else {
-                s.timer = self.timers.schedule(s.entry.expiry_ms, id);
+                s.timer = Some(self.timers.schedule(s.entry.expiry_ms, id));
                 s.armed_ms = s.entry.expiry_ms;
             }
         }
@@ -425,7 +464,11 @@ impl Pit {
 
     /// A lower bound of the next expiry, for the I/O loop's poll timeout.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.timers.next_deadline()
+        let unarmed = (!self.unarmed.is_empty()).then_some(self.unarmed_min_ms);
+        match (self.timers.next_deadline(), unarmed) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -603,6 +646,25 @@ mod tests {
         assert!(pit.get(later).is_some());
         assert_eq!(expire(&mut pit, 8999), Vec::<Name>::new());
         assert_eq!(expire(&mut pit, 9000), [name("/later")]);
+    }
+
+    #[test]
+    fn timers_are_armed_lazily_and_the_backlog_is_bounded() {
+        let mut pit = Pit::new(usize::MAX, 0);
+        let mut i = interest(&name("/late"), false, false);
+        i.lifetime_ms = Some(100);
+        pit.find_or_insert(&i, 0).unwrap();
+        assert_eq!(pit.next_deadline(), Some(100), "an unarmed entry still bounds the poll timeout");
+        // Entries satisfied before any expire() never reach the wheel, and their
+        // stale handles do not pile up.
+        for n in 0..3 * ARM_BATCH {
+            let id = insert(&mut pit, &format!("/n/{n}"), false, false, 0);
+            pit.remove(id);
+            assert!(pit.unarmed.len() <= ARM_BATCH);
+        }
+        assert!(pit.timers.len() <= 1, "only a still-pending entry was armed");
+        assert_eq!(expire(&mut pit, 500), [name("/late")], "armed past its expiry, it fires at once");
+        assert_eq!(pit.next_deadline(), None);
     }
 
     #[test]
