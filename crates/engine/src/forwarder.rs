@@ -69,8 +69,6 @@ struct Waiting<'p> {
     id: PitId,
     ingress: FaceId,
     ingress_local: bool,
-    /// The encoding to send upstream.
-    wire: Bytes,
 }
 
 /// The forwarder: tables, strategies and faces of one worker. `F` is how it reaches
@@ -264,14 +262,15 @@ impl<F: FibSource> Forwarder<F> {
             return None;
         }
         let modified;
-        let (interest, mut wire) = if decrement.is_some() || received.nonce.is_none() {
+        let reencode = decrement.is_some() || received.nonce.is_none();
+        let interest = if reencode {
             let mut i = received.clone();
             i.hop_limit = decrement.map(|h| h - 1).or(i.hop_limit);
             i.nonce = Some(i.nonce.unwrap_or_else(|| self.rng.u32(..)));
             modified = i;
-            (&modified, Bytes::new())
+            &modified
         } else {
-            (received, wire.clone())
+            received
         };
         let nonce = interest.nonce.expect("set above");
         if self.dead_nonces.contains(&interest.name, nonce, now) {
@@ -283,12 +282,11 @@ impl<F: FibSource> Forwarder<F> {
         // and only a miss there creates the entry.
         let mut cached = None;
         let cs = &mut self.cs;
-        let (id, existing) = match self.pit.find_or_insert_unless(interest, now, || {
+        let id = match self.pit.find_or_insert_unless(interest, now, || {
             cached = cs.lookup(interest, now).cloned();
             cached.is_some()
         }) {
-            Probe::Found(id) => (id, true),
-            Probe::Inserted(id) => (id, false),
+            Probe::Found(id) | Probe::Inserted(id) => id,
             Probe::Declined => {
                 self.counters.cs_hits += 1;
                 let pkt = cached.expect("declined on a CS hit");
@@ -309,23 +307,21 @@ impl<F: FibSource> Forwarder<F> {
         }
         let expiry = now + interest.lifetime();
         entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
-        if existing {
-            entry.interest = interest.clone();
-        }
+        // The entry keeps the encoding that goes upstream (the received one, unless
+        // modified above) and every send reads it from there.
+        let upstream = if reencode { interest.encode() } else { wire.clone() };
+        entry.set_upstream(upstream, nonce, interest.hop_limit);
         self.pit.reschedule(id);
 
-        if wire.is_empty() {
-            wire = interest.encode();
-        }
         // A local application may pin the next hop (NFD's NextHopFaceId).
         if let (true, Some(nh)) = (local_fields, lp.next_hop_face_id) {
             let face = nh as FaceId;
             if self.faces.get(face).is_some() && face != ingress {
-                self.send_interest(now, id, ingress, face, &wire, out);
+                self.send_interest(now, id, ingress, face, out);
             }
             return None;
         }
-        let waiting = Waiting { name: &received.name, id, ingress, ingress_local: local, wire };
+        let waiting = Waiting { name: &received.name, id, ingress, ingress_local: local };
         if interest.forwarding_hint.is_some() {
             let nexthops = self.fib_nexthops(interest);
             self.forward_new(now, &waiting, &nexthops, out);
@@ -336,7 +332,7 @@ impl<F: FibSource> Forwarder<F> {
 
     /// Asks the strategy where a PIT entry's Interest goes and sends it there.
     fn forward_new(&mut self, now: u64, w: &Waiting<'_>, nexthops: &[NextHop], out: &mut Vec<Outgoing>) {
-        let Waiting { id, ingress, ingress_local, ref wire, .. } = *w;
+        let Waiting { id, ingress, ingress_local, .. } = *w;
         // Gone when an earlier Interest of the same burst, from the same face, was
         // Nacked NoRoute and took the entry with it; that Nack answered this one too.
         let Some(entry) = self.pit.get(id) else { return };
@@ -349,7 +345,7 @@ impl<F: FibSource> Forwarder<F> {
         match strategy::on_interest(kind, entry, nexthops, now, usable) {
             InterestDecision::Forward(targets) => {
                 for face in targets {
-                    self.send_interest(now, id, ingress, face, wire, out);
+                    self.send_interest(now, id, ingress, face, out);
                 }
             }
             InterestDecision::Suppress => {}
@@ -357,13 +353,13 @@ impl<F: FibSource> Forwarder<F> {
                 self.counters.no_route += 1;
                 let entry = self.pit.get_mut(id).expect("present");
                 let token = entry.remove_in_record(ingress).and_then(|r| r.pit_token);
-                let interest = entry.interest.clone();
+                let wire = entry.wire.clone();
                 if entry.in_records.is_empty() {
-                    self.pit.remove(id);
+                    self.pit.discard(id);
                 } else {
                     self.pit.reschedule(id);
                 }
-                self.send_nack(ingress, &interest, NackReason::NoRoute, token, out);
+                self.send_nack_wire(ingress, &wire, NackReason::NoRoute, token, out);
             }
         }
     }
@@ -394,12 +390,12 @@ impl<F: FibSource> Forwarder<F> {
         self.strategies.lpm(name).map_or(StrategyKind::BestRoute, |(_, k)| *k)
     }
 
-    /// Sends a PIT entry's Interest upstream on `face`, recording the out-record.
-    /// `ingress` is reported as IncomingFaceId to faces with local fields.
-    fn send_interest(&mut self, now: u64, id: PitId, ingress: FaceId, face: FaceId, wire: &Bytes, out: &mut Vec<Outgoing>) {
+    /// Sends a PIT entry's Interest (its upstream encoding) on `face`, recording
+    /// the out-record. `ingress` is reported as IncomingFaceId to faces with local fields.
+    fn send_interest(&mut self, now: u64, id: PitId, ingress: FaceId, face: FaceId, out: &mut Vec<Outgoing>) {
         let Some(entry) = self.pit.get_mut(id) else { return };
-        let nonce = entry.interest.nonce.unwrap_or_default();
-        if entry.interest.hop_limit == Some(0) && !self.faces.get(face).is_some_and(|m| m.local) {
+        let nonce = entry.nonce;
+        if entry.hop_limit == Some(0) && !self.faces.get(face).is_some_and(|m| m.local) {
             self.counters.hop_limit_drops += 1;
             return;
         }
@@ -408,9 +404,9 @@ impl<F: FibSource> Forwarder<F> {
         meta.counters.packets.out_interests += 1;
         self.counters.packets.out_interests += 1;
         let pkt = if meta.local_fields {
-            LpPacket::wrap(wire, &LpHeaders { incoming_face_id: Some(ingress as u64), ..Default::default() })
+            LpPacket::wrap(&entry.wire, &LpHeaders { incoming_face_id: Some(ingress as u64), ..Default::default() })
         } else {
-            wire.clone()
+            entry.wire.clone()
         };
         out.push(Outgoing { face, pkt });
     }
@@ -424,11 +420,16 @@ impl<F: FibSource> Forwarder<F> {
     }
 
     fn send_nack(&mut self, face: FaceId, interest: &Interest, reason: NackReason, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
+        self.send_nack_wire(face, &interest.encode(), reason, pit_token, out);
+    }
+
+    /// [`Forwarder::send_nack`] of an Interest already encoded.
+    fn send_nack_wire(&mut self, face: FaceId, interest: &Bytes, reason: NackReason, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
         let Some(meta) = self.faces.get_mut(face) else { return };
         meta.counters.packets.out_nacks += 1;
         self.counters.packets.out_nacks += 1;
         let headers = LpHeaders { pit_token, nack: Some(reason), ..Default::default() };
-        out.push(Outgoing { face, pkt: LpPacket::wrap(&interest.encode(), &headers) });
+        out.push(Outgoing { face, pkt: LpPacket::wrap(interest, &headers) });
     }
 
     fn on_loop(&mut self, ingress: FaceId, p2p: bool, interest: &Interest, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
@@ -505,20 +506,26 @@ impl<F: FibSource> Forwarder<F> {
         }
         let entry = self.pit.get(id).expect("found");
         let kind = self.strategy_for(entry.name());
-        let nexthops = self.fib_nexthops(&entry.interest);
+        // The entry keeps its Interest encoded: decode it for the ForwardingHint
+        // and the Nacks (a rare path). It was decoded once on arrival or encoded
+        // here, so this cannot fail; if it did, the Nack is simply dropped.
+        let Ok(latest) = Interest::decode(&entry.wire) else {
+            self.counters.dropped_nacks += 1;
+            return;
+        };
+        let nexthops = self.fib_nexthops(&latest);
         let faces = &self.faces;
         let usable = |f: FaceId| faces.get(f).is_some() && !entry.in_records.iter().any(|r| r.face == f);
         match strategy::on_nack(kind, entry, &nexthops, usable) {
             NackDecision::Retry(face) => {
-                let wire = entry.interest.encode();
                 let downstream = entry.in_records.first().map_or(ingress, |r| r.face);
-                self.send_interest(now, id, downstream, face, &wire, out);
+                self.send_interest(now, id, downstream, face, out);
             }
             NackDecision::Wait => {}
             NackDecision::GiveUp(reason) => {
                 let entry = self.pit.remove(id).expect("found");
                 for r in &entry.in_records {
-                    let mut i = entry.interest.clone();
+                    let mut i = latest.clone();
                     i.nonce = Some(r.nonce);
                     self.send_nack(r.face, &i, reason, r.pit_token.clone(), out);
                 }

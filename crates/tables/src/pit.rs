@@ -67,13 +67,22 @@ pub struct OutRecord {
 }
 
 /// One pending Interest. Its key is the name, CanBePrefix and MustBeFresh of its
-/// Interest: the table indexes the entry under them at insertion, so `interest` may
-/// be replaced only by an Interest with the same key.
+/// Interest, set at insertion. Of the latest Interest it keeps only what
+/// forwarding reads (its encoding, Nonce and HopLimit), not a decoded copy: an
+/// entry is created and dropped per Interest, and a rare path that needs more
+/// (a Nack's retry) decodes `wire` again.
 #[derive(Clone, Debug)]
 pub struct PitEntry {
-    /// The latest Interest; the strategy forwards it, with the engine setting Nonce
-    /// and HopLimit. It holds the key, so the name is stored once.
-    pub interest: Interest,
+    name: Name,
+    can_be_prefix: bool,
+    must_be_fresh: bool,
+    /// The latest Interest as it goes upstream (Nonce and HopLimit already set by
+    /// the engine); empty until the engine sets it with [`PitEntry::set_upstream`].
+    pub wire: Bytes,
+    /// The Nonce in `wire`.
+    pub nonce: u32,
+    /// The HopLimit in `wire`, if it has one.
+    pub hop_limit: Option<u8>,
     /// Who is waiting; usually one downstream, so two fit inline.
     pub in_records: SmallVec<[InRecord; 2]>,
     /// Where the Interest went; usually one upstream, so two fit inline.
@@ -89,20 +98,28 @@ impl PitEntry {
     /// The Interest name (key).
     #[inline]
     pub fn name(&self) -> &Name {
-        &self.interest.name
+        &self.name
     }
 
     /// CanBePrefix (key): proper-prefix Data also satisfy the entry.
     #[inline]
     pub fn can_be_prefix(&self) -> bool {
-        self.interest.can_be_prefix
+        self.can_be_prefix
     }
 
     /// MustBeFresh (key): Interests that differ in it may be answered differently by
     /// caches upstream, so they are not aggregated.
     #[inline]
     pub fn must_be_fresh(&self) -> bool {
-        self.interest.must_be_fresh
+        self.must_be_fresh
+    }
+
+    /// Records the latest Interest as it goes upstream: its encoding, Nonce and
+    /// HopLimit (an Interest with the entry's key).
+    pub fn set_upstream(&mut self, wire: Bytes, nonce: u32, hop_limit: Option<u8>) {
+        self.wire = wire;
+        self.nonce = nonce;
+        self.hop_limit = hop_limit;
     }
 
     /// The in-record of `face`.
@@ -214,7 +231,7 @@ fn selectors(can_be_prefix: bool, must_be_fresh: bool) -> usize {
 /// Whether bucket `b` holds the entries named `name`. Buckets are dropped when they
 /// empty, so one live index is always there to compare with.
 fn holds(entries: &Slab<Stored>, b: &Bucket, name: &[u8]) -> bool {
-    b.ids.iter().find(|&&i| i != NIL).is_some_and(|&i| entries.at(i).entry.interest.name.value() == name)
+    b.ids.iter().find(|&&i| i != NIL).is_some_and(|&i| entries.at(i).entry.name.value() == name)
 }
 
 /// The PIT, bounded in entries.
@@ -277,7 +294,8 @@ impl Pit {
     }
 
     /// The entry for `interest`'s key, created if absent (with no records, expiring
-    /// after the Interest's lifetime). The flag is true for a new entry.
+    /// after the Interest's lifetime, its Nonce and HopLimit recorded but no
+    /// encoding yet: see [`PitEntry::set_upstream`]). The flag is true for a new entry.
     pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
         match self.find_or_insert_unless(interest, now_ms, || false) {
             Probe::Found(id) => Ok((id, false)),
@@ -315,7 +333,12 @@ impl Pit {
         let digest = interest.name.implicit_digest().is_some();
         let stored = Stored {
             entry: PitEntry {
-                interest: interest.clone(),
+                name: interest.name.clone(),
+                can_be_prefix: interest.can_be_prefix,
+                must_be_fresh: interest.must_be_fresh,
+                wire: Bytes::new(),
+                nonce: interest.nonce.unwrap_or(0),
+                hop_limit: interest.hop_limit,
                 in_records: SmallVec::new(),
                 out_records: SmallVec::new(),
                 expiry_ms,
@@ -609,7 +632,7 @@ mod tests {
     fn expire(pit: &mut Pit, now: u64) -> Vec<Name> {
         let mut out = Vec::new();
         pit.expire(now, &mut out);
-        let mut names: Vec<Name> = out.into_iter().map(|e| e.interest.name).collect();
+        let mut names: Vec<Name> = out.into_iter().map(|e| e.name).collect();
         names.sort_by(|a, b| a.value().cmp(b.value()));
         names
     }
