@@ -6,6 +6,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 use trajan_tables::{Cs, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NextHop, Pit, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
+use trajan_wire::tlv::first_type;
 use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, NackReason, Name, WireError};
 
@@ -51,12 +52,33 @@ pub struct Outgoing {
     pub pkt: Bytes,
 }
 
-/// A decoded packet of a burst, with its link headers.
+/// A decoded packet of a burst. `lp` indexes the burst's [`Linked`] list when the
+/// packet came in an LpPacket; a bare packet, the common case, has none, and an
+/// Interest's encoding is then the received packet itself. Keeping the rare link
+/// fields out of line keeps `Parsed` small, so filling the burst's list moves fewer
+/// bytes.
 enum Parsed {
-    Interest { interest: Interest, wire: Bytes, lp: LpHeaders },
-    Data { data: Data, lp: LpHeaders },
+    Interest { interest: Interest, lp: Option<usize> },
+    Data { data: Data, lp: Option<usize> },
     Nack { interest: Interest, reason: NackReason },
 }
+
+/// The LpPacket a burst's Interest or Data came in: its headers, and the fragment
+/// (the encoding an Interest is forwarded with).
+struct Linked {
+    headers: LpHeaders,
+    fragment: Bytes,
+}
+
+/// The link headers of a bare packet.
+static NO_HEADERS: LpHeaders = LpHeaders {
+    pit_token: None,
+    nack: None,
+    incoming_face_id: None,
+    next_hop_face_id: None,
+    cache_policy: None,
+    congestion_mark: None,
+};
 
 /// Most Interests whose FIB lookups are pipelined together (the burst size the
 /// design guide asks for; a longer input is looked up in chunks of this many).
@@ -86,7 +108,9 @@ pub struct Forwarder<F: FibSource = Fib> {
     pub faces: FaceTable,
     pub counters: ForwarderCounters,
     rng: fastrand::Rng,
-    parsed: Vec<(FaceId, Parsed)>,
+    /// The burst's decoded packets, each with its index in the input.
+    parsed: Vec<(usize, Parsed)>,
+    linked: Vec<Linked>,
     expired: Vec<trajan_tables::PitEntry>,
     localhost: Name,
     localhop: Name,
@@ -115,6 +139,7 @@ impl<F: FibSource> Forwarder<F> {
             counters: ForwarderCounters::default(),
             rng: fastrand::Rng::with_seed(cfg.seed),
             parsed: Vec::with_capacity(64),
+            linked: Vec::new(),
             expired: Vec::new(),
             localhost: "/localhost".parse().expect("static name"),
             localhop: "/localhop".parse().expect("static name"),
@@ -155,10 +180,12 @@ impl<F: FibSource> Forwarder<F> {
     /// Processes a burst of received packets, appending what to send to `out`.
     pub fn process_burst(&mut self, now_ms: u64, input: &[(FaceId, Bytes)], out: &mut Vec<Outgoing>) {
         let mut parsed = std::mem::take(&mut self.parsed);
+        let mut linked = std::mem::take(&mut self.linked);
         parsed.clear();
-        for (face, pkt) in input {
-            match decode(pkt) {
-                Ok(Some(p)) => parsed.push((*face, p)),
+        linked.clear();
+        for (at, (face, pkt)) in input.iter().enumerate() {
+            match decode(pkt, &mut linked) {
+                Ok(Some(p)) => parsed.push((at, p)),
                 Ok(None) => {}
                 Err(_) => {
                     self.counters.malformed += 1;
@@ -172,13 +199,15 @@ impl<F: FibSource> Forwarder<F> {
         // as one pipelined burst before any later Data or Nack is processed, so
         // packets still take effect in arrival order.
         let mut waiting: SmallVec<[Waiting<'_>; BURST]> = SmallVec::new();
-        for (face, p) in &parsed {
+        for (at, p) in &parsed {
+            let (face, pkt) = &input[*at];
             let face = *face;
             if self.faces.get(face).is_none() {
                 continue;
             }
             match p {
-                Parsed::Interest { interest, wire, lp } => {
+                Parsed::Interest { interest, lp } => {
+                    let (wire, lp) = lp.map_or((pkt, &NO_HEADERS), |k| (&linked[k].fragment, &linked[k].headers));
                     if let Some(w) = self.on_interest(now_ms, face, interest, wire, lp, out) {
                         waiting.push(w);
                         if waiting.len() == BURST {
@@ -188,6 +217,7 @@ impl<F: FibSource> Forwarder<F> {
                 }
                 Parsed::Data { data, lp } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
+                    let lp = lp.map_or(&NO_HEADERS, |k| &linked[k].headers);
                     self.on_data(now_ms, face, data, lp, out)
                 }
                 Parsed::Nack { interest, reason } => {
@@ -199,7 +229,9 @@ impl<F: FibSource> Forwarder<F> {
         self.forward_waiting(now_ms, &mut waiting, out);
         drop(waiting);
         parsed.clear();
+        linked.clear();
         self.parsed = parsed;
+        self.linked = linked;
     }
 
     /// Looks up the FIB for every waiting Interest in one pipelined burst
@@ -521,28 +553,35 @@ impl<F: FibSource> Forwarder<F> {
 }
 
 /// Decodes one received packet: an LpPacket (or bare packet) holding an Interest,
-/// Data or Nack. `Ok(None)` is an IDLE LpPacket or a fragment the face should have
-/// reassembled (dropped silently, not malformed).
-fn decode(pkt: &Bytes) -> Result<Option<Parsed>, WireError> {
+/// Data or Nack, keeping an LpPacket's headers in `linked`. `Ok(None)` is an IDLE
+/// LpPacket or a fragment the face should have reassembled (dropped silently, not
+/// malformed).
+fn decode(pkt: &Bytes, linked: &mut Vec<Linked>) -> Result<Option<Parsed>, WireError> {
+    // A bare Interest or Data is decoded straight from the packet: no LpPacket to
+    // build, and no second look at its type.
+    match first_type(pkt)? {
+        Some(INTEREST) => return Ok(Some(Parsed::Interest { interest: Interest::decode(pkt)?, lp: None })),
+        Some(DATA) => return Ok(Some(Parsed::Data { data: Data::decode(pkt)?, lp: None })),
+        _ => {}
+    }
     let lp = LpPacket::decode(pkt)?;
     if lp.is_fragmented() {
         return Ok(None);
     }
-    let Some(frag) = lp.fragment else { return Ok(None) };
-    let typ = trajan_wire::tlv::first_type(&frag)?;
-    match typ {
+    let Some(fragment) = lp.fragment else { return Ok(None) };
+    let typ = first_type(&fragment)?;
+    let parsed = match typ {
         Some(INTEREST) => {
-            let interest = Interest::decode(&frag)?;
+            let interest = Interest::decode(&fragment)?;
             if let Some(reason) = lp.headers.nack {
                 return Ok(Some(Parsed::Nack { interest, reason }));
             }
-            Ok(Some(Parsed::Interest { interest, wire: frag, lp: lp.headers }))
+            Parsed::Interest { interest, lp: Some(linked.len()) }
         }
-        Some(DATA) if lp.headers.nack.is_none() => {
-            let data = Data::decode(&frag)?;
-            Ok(Some(Parsed::Data { data, lp: lp.headers }))
-        }
-        Some(t) => Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
-        None => Err(WireError::Truncated),
-    }
+        Some(DATA) if lp.headers.nack.is_none() => Parsed::Data { data: Data::decode(&fragment)?, lp: Some(linked.len()) },
+        Some(t) => return Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
+        None => return Err(WireError::Truncated),
+    };
+    linked.push(Linked { headers: lp.headers, fragment });
+    Ok(Some(parsed))
 }
