@@ -184,9 +184,8 @@ impl<F: FibSource> Forwarder<F> {
         parsed.clear();
         linked.clear();
         for (at, (face, pkt)) in input.iter().enumerate() {
-            match decode(pkt, &mut linked) {
-                Ok(Some(p)) => parsed.push((at, p)),
-                Ok(None) => {}
+            match decode(at, pkt, &mut parsed, &mut linked) {
+                Ok(()) => {}
                 Err(_) => {
                     self.counters.malformed += 1;
                     if let Some(f) = self.faces.get_mut(*face) {
@@ -552,29 +551,36 @@ impl<F: FibSource> Forwarder<F> {
     }
 }
 
-/// Decodes one received packet: an LpPacket (or bare packet) holding an Interest,
-/// Data or Nack, keeping an LpPacket's headers in `linked`. `Ok(None)` is an IDLE
-/// LpPacket or a fragment the face should have reassembled (dropped silently, not
-/// malformed).
-fn decode(pkt: &Bytes, linked: &mut Vec<Linked>) -> Result<Option<Parsed>, WireError> {
+/// Decodes one received packet, input number `at`: an LpPacket (or bare packet)
+/// holding an Interest, Data or Nack, appended to `parsed`, with an LpPacket's
+/// headers in `linked`. An IDLE LpPacket or a fragment the face should have
+/// reassembled appends nothing (dropped silently, not malformed).
+fn decode(at: usize, pkt: &Bytes, parsed: &mut Vec<(usize, Parsed)>, linked: &mut Vec<Linked>) -> Result<(), WireError> {
     // A bare Interest or Data is decoded straight from the packet: no LpPacket to
     // build, and no second look at its type.
     match first_type(pkt)? {
-        Some(INTEREST) => return Ok(Some(Parsed::Interest { interest: Interest::decode(pkt)?, lp: None })),
-        Some(DATA) => return Ok(Some(Parsed::Data { data: Data::decode(pkt)?, lp: None })),
+        Some(INTEREST) => {
+            parsed.push((at, Parsed::Interest { interest: Interest::decode(pkt)?, lp: None }));
+            return Ok(());
+        }
+        Some(DATA) => {
+            parsed.push((at, Parsed::Data { data: Data::decode(pkt)?, lp: None }));
+            return Ok(());
+        }
         _ => {}
     }
     let lp = LpPacket::decode(pkt)?;
     if lp.is_fragmented() {
-        return Ok(None);
+        return Ok(());
     }
-    let Some(fragment) = lp.fragment else { return Ok(None) };
+    let Some(fragment) = lp.fragment else { return Ok(()) };
     let typ = first_type(&fragment)?;
-    let parsed = match typ {
+    let p = match typ {
         Some(INTEREST) => {
             let interest = Interest::decode(&fragment)?;
             if let Some(reason) = lp.headers.nack {
-                return Ok(Some(Parsed::Nack { interest, reason }));
+                parsed.push((at, Parsed::Nack { interest, reason }));
+                return Ok(());
             }
             Parsed::Interest { interest, lp: Some(linked.len()) }
         }
@@ -583,5 +589,6 @@ fn decode(pkt: &Bytes, linked: &mut Vec<Linked>) -> Result<Option<Parsed>, WireE
         None => return Err(WireError::Truncated),
     };
     linked.push(Linked { headers: lp.headers, fragment });
-    Ok(Some(parsed))
+    parsed.push((at, p));
+    Ok(())
 }
