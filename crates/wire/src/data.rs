@@ -42,7 +42,7 @@ impl Data {
         // The fields are gathered in locals and the Data built once at the end,
         // straight into the caller's slot rather than copied there.
         let mut meta = MetaInfo::default();
-        let mut content = Bytes::new();
+        let mut content = None;
         let mut signature_type = 0;
         let mut last = 0u8;
         let mut have_sig_info = false;
@@ -63,7 +63,7 @@ impl Data {
             last = k;
             match e.typ {
                 META_INFO => meta = decode_meta_info(wire, r.inner(&e))?,
-                CONTENT => content = wire.slice(e.value()),
+                CONTENT => content = Some(wire.slice(e.value())),
                 SIGNATURE_INFO => {
                     let mut s = r.inner(&e);
                     let t = s.expect(SIGNATURE_TYPE)?;
@@ -80,6 +80,7 @@ impl Data {
             return Err(WireError::Missing(SIGNATURE_VALUE));
         }
         let MetaInfo { content_type, freshness_ms, final_block_id } = meta;
+        let content = content.unwrap_or_default();
         Ok(Data { name, content_type, freshness_ms, final_block_id, content, signature_type, wire: wire.clone() })
     }
 

@@ -48,7 +48,7 @@ fn component_end(buf: &[u8], pos: &mut usize) -> Result<u16, WireError> {
             (typ, end - start)
         }
     };
-    if (typ == IMPLICIT_SHA256_DIGEST || typ == PARAMETERS_SHA256_DIGEST) && len != 32 {
+    if matches!(typ, IMPLICIT_SHA256_DIGEST | PARAMETERS_SHA256_DIGEST) && len != 32 {
         return Err(WireError::BadValue(NAME));
     }
     // `pos` is at most `buf.len()`, which the caller bounds by u16::MAX.
