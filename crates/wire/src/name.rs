@@ -490,6 +490,22 @@ mod tests {
     }
 
     proptest! {
+        /// Names on both sides of the inline table's size decode to the same
+        /// components, and a truncated last component is an error wherever it falls.
+        #[test]
+        fn decoding_finds_every_component(comps in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..4), 0..40)) {
+            let n = Name::from_components(comps.iter().map(|c| (8u32, c.as_slice())));
+            let d = Name::from_value(n.value().clone()).unwrap();
+            prop_assert_eq!(d.len(), comps.len());
+            for (i, c) in comps.iter().enumerate() {
+                prop_assert_eq!(d.get(i).value, c.as_slice());
+            }
+            if !n.value().is_empty() {
+                let cut = n.value().slice(..n.value().len() - 1);
+                prop_assert_eq!(Name::from_value(cut).err(), Some(WireError::Truncated));
+            }
+        }
+
         #[test]
         fn wire_and_uri_round_trip(n in arb_name()) {
             let w = Bytes::from(n.to_wire());

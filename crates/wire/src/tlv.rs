@@ -429,6 +429,30 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// `read_header`'s one-byte fast path gives what reading both VAR-NUMBERs
+        /// gives, errors and position included, at any position.
+        #[test]
+        fn read_header_agrees_with_varnum_reading(data in proptest::collection::vec(any::<u8>(), 0..8), at in 0usize..10) {
+            let by_varnum = |pos: &mut usize| -> Result<(u32, usize, usize), WireError> {
+                let typ = read_varnum(&data, pos)?;
+                if typ == 0 || typ > u32::MAX as u64 {
+                    return Err(WireError::BadVarNumber);
+                }
+                let len = read_varnum(&data, pos)?;
+                if len > (data.len() - *pos) as u64 {
+                    return Err(WireError::Truncated);
+                }
+                let start = *pos;
+                *pos += len as usize;
+                Ok((typ as u32, start, *pos))
+            };
+            let (mut p, mut q) = (at, at);
+            prop_assert_eq!(read_header(&data, &mut p), by_varnum(&mut q));
+            prop_assert_eq!(p, q);
+        }
+    }
+
     #[test]
     fn length_beyond_buffer_is_truncated_not_alloc() {
         // type 5, length 0xffffffff with no value
