@@ -6,6 +6,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 use trajan_tables::{Cs, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NextHop, Pit, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
+use trajan_wire::tlv::first_type;
 use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, NackReason, Name, WireError};
 
@@ -51,12 +52,33 @@ pub struct Outgoing {
     pub pkt: Bytes,
 }
 
-/// A decoded packet of a burst, with its link headers.
+/// A decoded packet of a burst. `lp` indexes the burst's [`Linked`] list when the
+/// packet came in an LpPacket; a bare packet, the common case, has none, and an
+/// Interest's encoding is then the received packet itself. Keeping the rare link
+/// fields out of line keeps `Parsed` small, so filling the burst's list moves fewer
+/// bytes.
 enum Parsed {
-    Interest { interest: Interest, wire: Bytes, lp: LpHeaders },
-    Data { data: Data, lp: LpHeaders },
+    Interest { interest: Interest, lp: Option<usize> },
+    Data { data: Data, lp: Option<usize> },
     Nack { interest: Interest, reason: NackReason },
 }
+
+/// The LpPacket a burst's Interest or Data came in: its headers, and the fragment
+/// (the encoding an Interest is forwarded with).
+struct Linked {
+    headers: LpHeaders,
+    fragment: Bytes,
+}
+
+/// The link headers of a bare packet.
+static NO_HEADERS: LpHeaders = LpHeaders {
+    pit_token: None,
+    nack: None,
+    incoming_face_id: None,
+    next_hop_face_id: None,
+    cache_policy: None,
+    congestion_mark: None,
+};
 
 /// Most Interests whose FIB lookups are pipelined together (the burst size the
 /// design guide asks for; a longer input is looked up in chunks of this many).
@@ -84,7 +106,9 @@ pub struct Forwarder<F: FibSource = Fib> {
     pub faces: FaceTable,
     pub counters: ForwarderCounters,
     rng: fastrand::Rng,
-    parsed: Vec<(FaceId, Parsed)>,
+    /// The burst's decoded packets, each with its index in the input.
+    parsed: Vec<(usize, Parsed)>,
+    linked: Vec<Linked>,
     expired: Vec<trajan_tables::PitEntry>,
     localhost: Name,
     localhop: Name,
@@ -113,6 +137,7 @@ impl<F: FibSource> Forwarder<F> {
             counters: ForwarderCounters::default(),
             rng: fastrand::Rng::with_seed(cfg.seed),
             parsed: Vec::with_capacity(64),
+            linked: Vec::new(),
             expired: Vec::new(),
             localhost: "/localhost".parse().expect("static name"),
             localhop: "/localhop".parse().expect("static name"),
@@ -153,21 +178,21 @@ impl<F: FibSource> Forwarder<F> {
     /// Processes a burst of received packets, appending what to send to `out`.
     pub fn process_burst(&mut self, now_ms: u64, input: &[(FaceId, Bytes)], out: &mut Vec<Outgoing>) {
         let mut parsed = std::mem::take(&mut self.parsed);
+        let mut linked = std::mem::take(&mut self.linked);
         parsed.clear();
-        for (face, pkt) in input {
-            match decode(pkt) {
-                Ok(Some(p)) => {
-                    // The CS index is the table most likely to miss in cache
-                    // (it holds the most names): start those loads now, to
-                    // arrive while the packets before this one are processed.
-                    match &p {
-                        Parsed::Interest { interest, .. } => self.cs.prefetch_lookup(&interest.name),
-                        Parsed::Data { data, .. } => self.cs.prefetch_insert(&data.name),
-                        Parsed::Nack { .. } => {}
+        linked.clear();
+        for (at, (face, pkt)) in input.iter().enumerate() {
+            match decode(at, pkt, &mut parsed, &mut linked) {
+                Ok(()) => {
+                    // The CS index is the table most likely to miss in cache (it
+                    // holds the most names): start those loads now, to arrive
+                    // while the packets before this one are processed.
+                    match parsed.last() {
+                        Some((i, Parsed::Interest { interest, .. })) if *i == at => self.cs.prefetch_lookup(&interest.name),
+                        Some((i, Parsed::Data { data, .. })) if *i == at => self.cs.prefetch_insert(&data.name),
+                        _ => {}
                     }
-                    parsed.push((*face, p))
                 }
-                Ok(None) => {}
                 Err(_) => {
                     self.counters.malformed += 1;
                     if let Some(f) = self.faces.get_mut(*face) {
@@ -180,13 +205,15 @@ impl<F: FibSource> Forwarder<F> {
         // as one pipelined burst before any later Data or Nack is processed, so
         // packets still take effect in arrival order.
         let mut waiting: SmallVec<[Waiting<'_>; BURST]> = SmallVec::new();
-        for (face, p) in &parsed {
+        for (at, p) in &parsed {
+            let (face, pkt) = &input[*at];
             let face = *face;
             if self.faces.get(face).is_none() {
                 continue;
             }
             match p {
-                Parsed::Interest { interest, wire, lp } => {
+                Parsed::Interest { interest, lp } => {
+                    let (wire, lp) = lp.map_or((pkt, &NO_HEADERS), |k| (&linked[k].fragment, &linked[k].headers));
                     if let Some(w) = self.on_interest(now_ms, face, interest, wire, lp, out) {
                         waiting.push(w);
                         if waiting.len() == BURST {
@@ -196,6 +223,7 @@ impl<F: FibSource> Forwarder<F> {
                 }
                 Parsed::Data { data, lp } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
+                    let lp = lp.map_or(&NO_HEADERS, |k| &linked[k].headers);
                     self.on_data(now_ms, face, data, lp, out)
                 }
                 Parsed::Nack { interest, reason } => {
@@ -207,7 +235,9 @@ impl<F: FibSource> Forwarder<F> {
         self.forward_waiting(now_ms, &mut waiting, out);
         drop(waiting);
         parsed.clear();
+        linked.clear();
         self.parsed = parsed;
+        self.linked = linked;
     }
 
     /// Looks up the FIB for every waiting Interest in one pipelined burst
@@ -537,29 +567,44 @@ impl<F: FibSource> Forwarder<F> {
     }
 }
 
-/// Decodes one received packet: an LpPacket (or bare packet) holding an Interest,
-/// Data or Nack. `Ok(None)` is an IDLE LpPacket or a fragment the face should have
-/// reassembled (dropped silently, not malformed).
-fn decode(pkt: &Bytes) -> Result<Option<Parsed>, WireError> {
+/// Decodes one received packet, input number `at`: an LpPacket (or bare packet)
+/// holding an Interest, Data or Nack, appended to `parsed`, with an LpPacket's
+/// headers in `linked`. An IDLE LpPacket or a fragment the face should have
+/// reassembled appends nothing (dropped silently, not malformed).
+fn decode(at: usize, pkt: &Bytes, parsed: &mut Vec<(usize, Parsed)>, linked: &mut Vec<Linked>) -> Result<(), WireError> {
+    // A bare Interest or Data is decoded straight from the packet: no LpPacket to
+    // build, and no second look at its type.
+    match first_type(pkt)? {
+        Some(INTEREST) => {
+            parsed.push((at, Parsed::Interest { interest: Interest::decode(pkt)?, lp: None }));
+            return Ok(());
+        }
+        Some(DATA) => {
+            parsed.push((at, Parsed::Data { data: Data::decode(pkt)?, lp: None }));
+            return Ok(());
+        }
+        _ => {}
+    }
     let lp = LpPacket::decode(pkt)?;
     if lp.is_fragmented() {
-        return Ok(None);
+        return Ok(());
     }
-    let Some(frag) = lp.fragment else { return Ok(None) };
-    let typ = trajan_wire::tlv::first_type(&frag)?;
-    match typ {
+    let Some(fragment) = lp.fragment else { return Ok(()) };
+    let typ = first_type(&fragment)?;
+    let p = match typ {
         Some(INTEREST) => {
-            let interest = Interest::decode(&frag)?;
+            let interest = Interest::decode(&fragment)?;
             if let Some(reason) = lp.headers.nack {
-                return Ok(Some(Parsed::Nack { interest, reason }));
+                parsed.push((at, Parsed::Nack { interest, reason }));
+                return Ok(());
             }
-            Ok(Some(Parsed::Interest { interest, wire: frag, lp: lp.headers }))
+            Parsed::Interest { interest, lp: Some(linked.len()) }
         }
-        Some(DATA) if lp.headers.nack.is_none() => {
-            let data = Data::decode(&frag)?;
-            Ok(Some(Parsed::Data { data, lp: lp.headers }))
-        }
-        Some(t) => Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
-        None => Err(WireError::Truncated),
-    }
+        Some(DATA) if lp.headers.nack.is_none() => Parsed::Data { data: Data::decode(&fragment)?, lp: Some(linked.len()) },
+        Some(t) => return Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
+        None => return Err(WireError::Truncated),
+    };
+    linked.push(Linked { headers: lp.headers, fragment });
+    parsed.push((at, p));
+    Ok(())
 }

@@ -280,6 +280,34 @@ fn signed_interest_parameters_are_forwarded_byte_exact() {
     assert_eq!(fwd.params_tail.unwrap(), Bytes::from(tail));
 }
 
+/// Bare and LpPacket-wrapped packets mixed in one burst: each keeps its own link
+/// headers, and an Interest that came in an LpPacket goes upstream as its fragment.
+#[test]
+fn bare_and_wrapped_packets_in_one_burst_keep_their_own_headers() {
+    let mut f = forwarder();
+    let token = Bytes::from_static(b"\x05\x06\x07\x08");
+    let wrapped = interest("/a/w", 2).encode();
+    let input = vec![
+        (CONSUMER, interest("/a/b", 1).encode()),
+        (CONSUMER2, LpPacket::wrap(&wrapped, &LpHeaders { pit_token: Some(token.clone()), ..Default::default() })),
+        (CONSUMER, interest("/a/c", 3).encode()),
+    ];
+    let out = run(&mut f, 0, input);
+    assert_eq!(out.len(), 3);
+    assert_eq!(out[1].pkt, wrapped);
+    let no_cache = LpHeaders { cache_policy: Some(trajan_wire::lp::CACHE_POLICY_NO_CACHE), ..Default::default() };
+    let input = vec![
+        (PRODUCER, LpPacket::wrap(&data("/a/w", None), &no_cache)),
+        (PRODUCER, data("/a/b", None)),
+        (PRODUCER, data("/a/c", None)),
+    ];
+    let out = run(&mut f, 1, input);
+    let sent: Vec<(u32, Option<Bytes>)> = out.iter().map(|o| (o.face, decode(o).3)).collect();
+    assert_eq!(sent, vec![(CONSUMER2, Some(token)), (CONSUMER, None), (CONSUMER, None)]);
+    // The Data that asked not to be cached is not; the others are.
+    assert_eq!(f.cs.len(), 2);
+}
+
 #[test]
 fn malformed_packets_are_counted_and_the_rest_of_the_burst_forwarded() {
     let mut f = forwarder();

@@ -39,15 +39,11 @@ impl Data {
         let (outer, el) = SliceReader::outer(wire, DATA)?;
         let mut r = outer.inner(&el);
         let name = Name::from_value(wire.slice(r.expect(NAME)?.value()))?;
-        let mut d = Data {
-            name,
-            content_type: 0,
-            freshness_ms: None,
-            final_block_id: None,
-            content: Bytes::new(),
-            signature_type: 0,
-            wire: wire.clone(),
-        };
+        // The fields are gathered in locals and the Data built once at the end,
+        // straight into the caller's slot rather than copied there.
+        let mut meta = MetaInfo::default();
+        let mut content = None;
+        let mut signature_type = 0;
         let mut last = 0u8;
         let mut have_sig_info = false;
         let mut have_sig_value = false;
@@ -66,12 +62,12 @@ impl Data {
             }
             last = k;
             match e.typ {
-                META_INFO => decode_meta_info(&mut d, wire, r.inner(&e))?,
-                CONTENT => d.content = wire.slice(e.value()),
+                META_INFO => meta = decode_meta_info(wire, r.inner(&e))?,
+                CONTENT => content = Some(wire.slice(e.value())),
                 SIGNATURE_INFO => {
                     let mut s = r.inner(&e);
                     let t = s.expect(SIGNATURE_TYPE)?;
-                    d.signature_type = read_nonneg(s.value(&t))?;
+                    signature_type = read_nonneg(s.value(&t))?;
                     have_sig_info = true;
                 }
                 _ => have_sig_value = true,
@@ -83,7 +79,9 @@ impl Data {
         if !have_sig_value {
             return Err(WireError::Missing(SIGNATURE_VALUE));
         }
-        Ok(d)
+        let MetaInfo { content_type, freshness_ms, final_block_id } = meta;
+        let content = content.unwrap_or_default();
+        Ok(Data { name, content_type, freshness_ms, final_block_id, content, signature_type, wire: wire.clone() })
     }
 
     /// SHA-256 of the whole encoding: the value of the implicit digest component
@@ -112,23 +110,32 @@ pub fn implicit_digest_of(wire: &[u8]) -> [u8; 32] {
     Sha256::digest(wire).into()
 }
 
-fn decode_meta_info(d: &mut Data, wire: &Bytes, mut r: SliceReader<'_>) -> Result<(), WireError> {
+/// The MetaInfo fields of a [`Data`] (each its default when absent).
+#[derive(Default)]
+struct MetaInfo {
+    content_type: u64,
+    freshness_ms: Option<u64>,
+    final_block_id: Option<Bytes>,
+}
+
+fn decode_meta_info(wire: &Bytes, mut r: SliceReader<'_>) -> Result<MetaInfo, WireError> {
+    let mut m = MetaInfo::default();
     while !r.is_empty() {
         let e = r.read()?;
         match e.typ {
-            CONTENT_TYPE => d.content_type = read_nonneg(r.value(&e))?,
-            FRESHNESS_PERIOD => d.freshness_ms = Some(read_nonneg(r.value(&e))?),
+            CONTENT_TYPE => m.content_type = read_nonneg(r.value(&e))?,
+            FRESHNESS_PERIOD => m.freshness_ms = Some(read_nonneg(r.value(&e))?),
             FINAL_BLOCK_ID => {
                 // Must hold exactly one name component.
                 let value = wire.slice(e.value());
                 Name::from_value(value.clone()).ok().filter(|n| n.len() == 1).ok_or(WireError::BadValue(FINAL_BLOCK_ID))?;
-                d.final_block_id = Some(value);
+                m.final_block_id = Some(value);
             }
             t if is_critical(t) => return Err(WireError::UnknownCritical(t)),
             _ => {}
         }
     }
-    Ok(())
+    Ok(m)
 }
 
 /// Builds Data signed with DigestSha256, for producers inside Trajan.

@@ -65,7 +65,11 @@ impl Interest {
         let (outer, el) = SliceReader::outer(wire, INTEREST)?;
         let mut r = outer.inner(&el);
         let name_el = r.expect(NAME)?;
-        let mut i = Interest::new(Name::from_value(wire.slice(name_el.value()))?);
+        let name = Name::from_value(wire.slice(name_el.value()))?;
+        // The fields are gathered in locals and the Interest built once at the end,
+        // straight into the caller's slot rather than copied there.
+        let (mut can_be_prefix, mut must_be_fresh, mut forwarding_hint, mut params_tail) = (false, false, None, None);
+        let (mut nonce, mut lifetime_ms, mut hop_limit) = (None, None, None);
         // Rank of each known element in the order v0.3 prescribes.
         let rank = |t: u32| -> Option<u8> {
             Some(match t {
@@ -94,19 +98,19 @@ impl Interest {
             last = k;
             let value = r.value(&e);
             match e.typ {
-                CAN_BE_PREFIX => i.can_be_prefix = true,
-                MUST_BE_FRESH => i.must_be_fresh = true,
-                FORWARDING_HINT => i.forwarding_hint = Some(wire.slice(e.value())),
+                CAN_BE_PREFIX => can_be_prefix = true,
+                MUST_BE_FRESH => must_be_fresh = true,
+                FORWARDING_HINT => forwarding_hint = Some(wire.slice(e.value())),
                 NONCE => {
                     let v: [u8; 4] = value.try_into().map_err(|_| WireError::BadValue(NONCE))?;
-                    i.nonce = Some(u32::from_be_bytes(v));
+                    nonce = Some(u32::from_be_bytes(v));
                 }
-                INTEREST_LIFETIME => i.lifetime_ms = Some(read_nonneg(value)?),
+                INTEREST_LIFETIME => lifetime_ms = Some(read_nonneg(value)?),
                 HOP_LIMIT => {
                     if value.len() != 1 {
                         return Err(WireError::BadValue(HOP_LIMIT));
                     }
-                    i.hop_limit = Some(value[0]);
+                    hop_limit = Some(value[0]);
                 }
                 APPLICATION_PARAMETERS => {
                     // Everything from here on is signature material: validate its TLV
@@ -117,13 +121,13 @@ impl Interest {
                             return Err(WireError::UnknownCritical(e.typ));
                         }
                     }
-                    i.params_tail = Some(wire.slice(e.begin..el.end));
+                    params_tail = Some(wire.slice(e.begin..el.end));
                     break;
                 }
                 _ => unreachable!("rank() covers exactly these types"),
             }
         }
-        Ok(i)
+        Ok(Interest { name, can_be_prefix, must_be_fresh, forwarding_hint, nonce, lifetime_ms, hop_limit, params_tail })
     }
 
     /// Encoded size, so [`Interest::encode`] allocates exactly once.

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 
 use crate::error::WireError;
-use crate::tlv::{nonneg_bytes, read_header, read_nonneg, varnum_len, write_header, write_tlv};
+use crate::tlv::{nonneg_bytes, read_header, read_nonneg, short_header, varnum_len, write_header, write_tlv};
 use crate::types::*;
 
 /// The most components a name may have. NDN sets no limit, but a bound keeps the
@@ -18,13 +18,50 @@ use crate::types::*;
 /// 4400 empty components, far above any real name.
 pub const MAX_COMPONENTS: usize = 4400;
 
+/// Components whose end offsets a [`Name`] keeps inline, without a heap table.
+const INLINE_COMPONENTS: usize = 14;
+
+/// Validates the name component at `*pos` of `buf` (a Name's TLV-VALUE, at most
+/// `u16::MAX` bytes) and returns its end offset, advancing `pos` there.
+#[inline(always)]
+fn component_end(buf: &[u8], pos: &mut usize) -> Result<u16, WireError> {
+    let (typ, len) = match short_header(buf, *pos) {
+        // A one-byte type and length is the only encoding of those values.
+        Some((t, l)) => {
+            *pos += 2 + l as usize;
+            if *pos > buf.len() {
+                return Err(WireError::Truncated);
+            }
+            (t as u32, l as usize)
+        }
+        None => {
+            let begin = *pos;
+            let (typ, start, end) = read_header(buf, pos)?;
+            if typ > 0xffff {
+                return Err(WireError::BadValue(NAME));
+            }
+            // Equality and hashing are over the encoded bytes, so a component must
+            // have exactly one encoding: its header in the shortest form.
+            if start - begin != varnum_len(typ as u64) + varnum_len((end - start) as u64) {
+                return Err(WireError::BadVarNumber);
+            }
+            (typ, end - start)
+        }
+    };
+    if matches!(typ, IMPLICIT_SHA256_DIGEST | PARAMETERS_SHA256_DIGEST) && len != 32 {
+        return Err(WireError::BadValue(NAME));
+    }
+    // `pos` is at most `buf.len()`, which the caller bounds by u16::MAX.
+    Ok(*pos as u16)
+}
+
 /// A name: the encoded components (TLV-VALUE of the Name element) plus the end offset
 /// of each component. Equality and hashing are over the encoded bytes, which is exact
 /// name equality because component TLVs are self-delimiting.
 #[derive(Default)]
 pub struct Name {
     value: Bytes,
-    ends: SmallVec<[u16; 14]>,
+    ends: SmallVec<[u16; INLINE_COMPONENTS]>,
 }
 
 /// By hand: the derived clone copies the component table element by element
@@ -50,46 +87,29 @@ impl Name {
     }
 
     /// Parses the TLV-VALUE of a Name element, validating every component.
+    ///
+    /// The first [`INLINE_COMPONENTS`] ends are gathered in a local array, which
+    /// stays in registers and cache, and become the name's inline table in one copy;
+    /// only a longer name pushes the rest one by one.
     pub fn from_value(value: Bytes) -> Result<Self, WireError> {
         if value.len() > u16::MAX as usize {
             return Err(WireError::TooLarge);
         }
-        let mut ends = SmallVec::new();
-        let mut pos = 0;
         let buf = &value[..];
+        let mut pos = 0;
+        let mut first = [0u16; INLINE_COMPONENTS];
+        let mut n = 0;
+        while pos < buf.len() && n < INLINE_COMPONENTS {
+            first[n] = component_end(buf, &mut pos)?;
+            n += 1;
+        }
+        let mut ends = SmallVec::from_buf_and_len(first, n);
         while pos < buf.len() {
-            let (typ, start, end) = match buf.get(pos..pos + 2) {
-                // Almost every component has a one-byte type and length, the only
-                // encoding of values below 253, so it needs no canonical-form check.
-                Some(&[t @ 1..=252, l @ 0..=252]) => {
-                    let (start, end) = (pos + 2, pos + 2 + l as usize);
-                    if end > buf.len() {
-                        return Err(WireError::Truncated);
-                    }
-                    pos = end;
-                    (t as u32, start, end)
-                }
-                _ => {
-                    let begin = pos;
-                    let (typ, start, end) = read_header(buf, &mut pos)?;
-                    if typ > 0xffff {
-                        return Err(WireError::BadValue(NAME));
-                    }
-                    // Equality and hashing are over the encoded bytes, so a component
-                    // must have exactly one encoding: its header in the shortest form.
-                    if start - begin != varnum_len(typ as u64) + varnum_len((end - start) as u64) {
-                        return Err(WireError::BadVarNumber);
-                    }
-                    (typ, start, end)
-                }
-            };
-            if (typ == IMPLICIT_SHA256_DIGEST || typ == PARAMETERS_SHA256_DIGEST) && end - start != 32 {
-                return Err(WireError::BadValue(NAME));
-            }
+            let end = component_end(buf, &mut pos)?;
             if ends.len() >= MAX_COMPONENTS {
                 return Err(WireError::TooLarge);
             }
-            ends.push(end as u16);
+            ends.push(end);
         }
         Ok(Name { value, ends })
     }
@@ -470,6 +490,22 @@ mod tests {
     }
 
     proptest! {
+        /// Names on both sides of the inline table's size decode to the same
+        /// components, and a truncated last component is an error wherever it falls.
+        #[test]
+        fn decoding_finds_every_component(comps in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..4), 0..40)) {
+            let n = Name::from_components(comps.iter().map(|c| (8u32, c.as_slice())));
+            let d = Name::from_value(n.value().clone()).unwrap();
+            prop_assert_eq!(d.len(), comps.len());
+            for (i, c) in comps.iter().enumerate() {
+                prop_assert_eq!(d.get(i).value, c.as_slice());
+            }
+            if !n.value().is_empty() {
+                let cut = n.value().slice(..n.value().len() - 1);
+                prop_assert_eq!(Name::from_value(cut).err(), Some(WireError::Truncated));
+            }
+        }
+
         #[test]
         fn wire_and_uri_round_trip(n in arb_name()) {
             let w = Bytes::from(n.to_wire());
