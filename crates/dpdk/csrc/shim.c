@@ -31,6 +31,13 @@ struct rte_mbuf *trajan_mbuf_alloc(struct rte_mempool *mp) { return rte_pktmbuf_
 
 void trajan_mbuf_free(struct rte_mbuf *m) { rte_pktmbuf_free(m); }
 
+/* Starts loading both cache lines of an mbuf's header, which rte_pktmbuf_free
+ * reads (refcnt in the first, next/nb_segs in the second). A hint. */
+void trajan_mbuf_prefetch(struct rte_mbuf *m) {
+    rte_prefetch0(m);
+    rte_prefetch0(&m->cacheline1);
+}
+
 /* The bytes of a one-segment mbuf; NULL for a chained one (Trajan's mempools hold
  * a whole frame per mbuf, so chains only come from jumbo frames it does not take). */
 uint8_t *trajan_mbuf_data(struct rte_mbuf *m, uint16_t *len) {

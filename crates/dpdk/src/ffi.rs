@@ -31,6 +31,7 @@ extern "C" {
     pub fn trajan_tx_burst(port: u16, queue: u16, pkts: *mut *mut RteMbuf, n: u16) -> u16;
     pub fn trajan_mbuf_alloc(mp: *mut RteMempool) -> *mut RteMbuf;
     pub fn trajan_mbuf_free(m: *mut RteMbuf);
+    pub fn trajan_mbuf_prefetch(m: *mut RteMbuf);
     pub fn trajan_mbuf_data(m: *mut RteMbuf, len: *mut u16) -> *mut u8;
     pub fn trajan_mbuf_append(m: *mut RteMbuf, len: u16) -> *mut u8;
     pub fn trajan_port_start(port: u16, queues: u16, desc: u16, mp: *mut RteMempool, mac: *mut u8, why: *mut *const c_char) -> c_int;

@@ -24,7 +24,7 @@ mod mbuf;
 mod port;
 
 pub use eal::{Eal, EalConfig};
-pub use mbuf::{Mbuf, Mempool, DATA_ROOM};
+pub use mbuf::{flush_lagged_frees, Mbuf, Mempool, FREE_LAG, DATA_ROOM};
 pub use port::{Port, PortStats, Queue, BURST};
 
 /// Why DPDK could not do what was asked.

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use trajan_dpdk::face::Face;
-use trajan_dpdk::{Eal, EalConfig, Mempool, Port, DATA_ROOM};
+use trajan_dpdk::{flush_lagged_frees, Eal, EalConfig, Mempool, Port, DATA_ROOM};
 use trajan_io::encap::{Encap, Link, LinkAddrs};
 use trajan_wire::{Interest, Name};
 
@@ -120,6 +120,7 @@ fn received_packets_are_slices_of_the_mbuf_not_copies() {
     let p = interest(7);
     a.send(&p);
     a.flush();
+    flush_lagged_frees();
     let before = pool.available();
     let got = recv_n(&mut b, 1);
     assert_eq!(got, vec![p.clone()]);
@@ -127,8 +128,11 @@ fn received_packets_are_slices_of_the_mbuf_not_copies() {
     // content store does); dropping the last view returns the mbuf to its pool.
     let held = got[0].slice(2..);
     drop(got);
+    flush_lagged_frees();
     assert_eq!(pool.available(), before, "the received mbuf is still held");
     drop(held);
+    assert_eq!(pool.available(), before, "its free waits for FREE_LAG more drops");
+    flush_lagged_frees();
     assert_eq!(pool.available(), before + 1);
 }
 
