@@ -80,7 +80,7 @@ impl NameHashes {
     #[inline]
     fn fill_with(&mut self, name: &Name, max_components: usize, first: impl FnOnce(u32)) {
         let n = name.len().min(max_components);
-        self.fill_from_ends(name.value(), (0..n).map(|i| name.component_end(i)), first);
+        self.fill_from_ends(name.value(), name.component_ends().take(n), first);
     }
 
     /// Same as [`NameHashes::new`] over the encoded components (a Name's TLV-VALUE)
@@ -377,7 +377,7 @@ mod tests {
         // The whole pass agrees too, on a name with long and short components.
         let name = n("/com/example-with-a-long-component-of-many-bytes/a/%00%01%02%03%04%05%06%07%08");
         let value = name.value();
-        let ends = || (0..name.len()).map(|i| name.component_end(i));
+        let ends = || name.component_ends();
         let (mut fast, mut slow) = (NameHashes::default(), NameHashes::default());
         hw.hash_components(&mut fast, value, ends(), |_| {});
         slow.hash_components(value, ends(), crc32c::crc32c_append, |_| {});
