@@ -31,6 +31,11 @@ use crate::ilist::{Linked, Links, List, NIL};
 use crate::line_index::LineIndex;
 use crate::slab::Slab;
 
+/// The most packets a store holds, whatever it is configured with: its index
+/// stores 31-bit slab indices for packets and for their (up to [`MAX_INDIRECT`])
+/// indirect entries. 268 M packets is far beyond any memory this runs in.
+pub const MAX_CAPACITY: usize = 1 << 28;
+
 /// Indirect entries one cached packet keeps at most (NDN-DPDK keeps 4 as well).
 /// Bounds the index at (1 + this) × capacity names whatever the traffic.
 pub const MAX_INDIRECT: usize = 4;
@@ -122,7 +127,7 @@ pub struct Cs {
 }
 
 impl Cs {
-    /// A store holding at most `capacity` packets; 0 disables caching.
+    /// A store holding at most `capacity` packets (up to [`MAX_CAPACITY`]); 0 disables caching.
     pub fn new(capacity: usize) -> Self {
         Cs {
             direct: Slab::new(),
@@ -130,7 +135,7 @@ impl Cs {
             index: LineIndex::new(),
             lru: List::default(),
             hasher: RandomState::default(),
-            capacity,
+            capacity: capacity.min(MAX_CAPACITY),
             hits: 0,
             misses: 0,
         }
@@ -364,9 +369,9 @@ impl Cs {
         doomed.len()
     }
 
-    /// Changes the capacity, evicting least recently used packets down to it.
+    /// Changes the capacity (up to [`MAX_CAPACITY`]), evicting least recently used packets down to it.
     pub fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity;
+        self.capacity = capacity.min(MAX_CAPACITY);
         while self.direct.len() > capacity {
             self.evict_lru();
         }
@@ -574,6 +579,14 @@ mod tests {
         assert!(content(&mut cs, "/d", 0).is_some());
         assert_eq!(content(&mut cs, "/b", 0), None);
         assert_eq!(cs.capacity(), 1);
+    }
+
+    #[test]
+    fn capacity_is_bounded_by_the_index() {
+        assert_eq!(Cs::new(usize::MAX).capacity(), MAX_CAPACITY);
+        let mut cs = Cs::new(1);
+        cs.set_capacity(usize::MAX);
+        assert_eq!(cs.capacity(), MAX_CAPACITY);
     }
 
     #[test]
