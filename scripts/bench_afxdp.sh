@@ -35,6 +35,9 @@ tcp_listen = []
 unix_path = "$DIR/nfd.sock"
 [log]
 level = "warn"
+[tables]
+# Every cached packet keeps its mbuf: the CS must stay below the pool (mbufs).
+cs_capacity = 8192
 [dpdk]
 eal_args = ["--no-pci", "--no-huge", "-m", "1024", "--vdev=net_af_xdp0,iface=xr0,busy_budget=0${XDP_ARGS:-}", "--vdev=net_af_xdp1,iface=xr1,busy_budget=0${XDP_ARGS:-}"]
 mbufs = 16383

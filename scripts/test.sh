@@ -14,6 +14,7 @@ echo "== cargo test =="
 TRAJAN_BIN="$PWD/target/release/trajan" cargo test --workspace --locked
 echo "== DPDK feature (virtual devices: net_ring, net_null, memif; no NIC, no hugepages) =="
 cargo test --locked -p trajan-dpdk
+cargo test --locked -p trajan-router --features dpdk dpdk
 cargo test --locked -p trajan --features dpdk --test gen
 echo "== interoperability (python-ndn, NDNts, ndnd) =="
 bash scripts/interop-setup.sh

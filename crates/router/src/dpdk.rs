@@ -99,12 +99,29 @@ impl WorkerQueues for QueueFaces {
     }
 }
 
-/// Buffers for the pool when `dpdk.mbufs` is 0: every CS entry may hold one, and
-/// every RX and TX descriptor of every queue of every port, plus bursts in flight.
+/// Buffers for the pool: `dpdk.mbufs`, or when that is 0 what the router needs
+/// ([`needed_mbufs`]). An explicit size below the need is taken, with a warning:
+/// once the CS holds most of the pool, ports stop receiving.
 fn pool_size(cfg: &Config, workers: usize) -> u32 {
-    if cfg.dpdk.mbufs > 0 {
-        return cfg.dpdk.mbufs;
+    let needed = needed_mbufs(cfg, workers);
+    match cfg.dpdk.mbufs {
+        0 => needed,
+        n if n < needed => {
+            tracing::warn!(
+                mbufs = n,
+                needed,
+                cs_capacity = cfg.tables.cs_capacity,
+                "dpdk.mbufs is below the CS capacity plus the queues' descriptors: every cached packet keeps its mbuf, so a full CS can leave the ports no buffer to receive into (port_no_mbuf); raise mbufs or lower tables.cs_capacity"
+            );
+            n
+        }
+        n => n,
     }
+}
+
+/// Every CS entry may hold an mbuf, and so may every RX and TX descriptor of every
+/// queue of every port, plus bursts in flight.
+fn needed_mbufs(cfg: &Config, workers: usize) -> u32 {
     let queues = cfg.dpdk.ports.len() * workers.max(1) * 2 * usize::from(cfg.dpdk.queue_size);
     let n = cfg.tables.cs_capacity + queues + 4096;
     // DPDK pools are most efficient at 2^k - 1 buffers.
@@ -229,6 +246,20 @@ mod tests {
     use crate::workers::{ShardStats, Workers};
 
     /// The far end of a ring cable: one face per queue of port `id`.
+    #[test]
+    fn the_pool_is_sized_from_the_cs_unless_given() {
+        let mut cfg = Config::default_config();
+        cfg.tables.cs_capacity = 65_536;
+        let needed = needed_mbufs(&cfg, 1);
+        assert!(needed as usize > 65_536, "every cached packet may keep an mbuf");
+        cfg.dpdk.mbufs = 0;
+        assert_eq!(pool_size(&cfg, 1), needed);
+        cfg.dpdk.mbufs = 16_383;
+        assert_eq!(pool_size(&cfg, 1), 16_383, "a smaller pool is taken (with a warning)");
+        cfg.dpdk.mbufs = needed + 1;
+        assert_eq!(pool_size(&cfg, 1), needed + 1);
+    }
+
     fn peer(eal: &Eal, id: u16, queues: u16, pool: &Arc<Mempool>) -> (Port, Vec<Face>) {
         let port = Port::start(eal, id, queues, 512, Arc::clone(pool)).unwrap();
         let addrs = LinkAddrs { local_mac: port.mac(), remote_mac: [0xff; 6], local_ip: [192, 0, 2, 2].into(), remote_ip: [192, 0, 2, 1].into(), local_port: 6363, remote_port: 6363 };
