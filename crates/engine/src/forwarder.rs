@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_tables::{Cs, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NextHop, Pit, PitId, Probe};
+use trajan_tables::{Cs, CsKey, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NextHop, Pit, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::tlv::first_type;
 use trajan_wire::types::{DATA, INTEREST};
@@ -56,10 +56,10 @@ pub struct Outgoing {
 /// packet came in an LpPacket; a bare packet, the common case, has none, and an
 /// Interest's encoding is then the received packet itself. Keeping the rare link
 /// fields out of line keeps `Parsed` small, so filling the burst's list moves fewer
-/// bytes.
+/// bytes. `cs` is the name's content-store key, made once as the burst is decoded.
 enum Parsed {
-    Interest { interest: Interest, lp: Option<usize> },
-    Data { data: Data, lp: Option<usize> },
+    Interest { interest: Interest, lp: Option<usize>, cs: CsKey },
+    Data { data: Data, lp: Option<usize>, cs: CsKey },
     Nack { interest: Interest, reason: NackReason },
 }
 
@@ -185,11 +185,12 @@ impl<F: FibSource> Forwarder<F> {
             match decode(at, pkt, &mut parsed, &mut linked) {
                 Ok(()) => {
                     // The CS index is the table most likely to miss in cache (it
-                    // holds the most names): start those loads now, to arrive
-                    // while the packets before this one are processed.
-                    match parsed.last() {
-                        Some((i, Parsed::Interest { interest, .. })) if *i == at => self.cs.prefetch_lookup(&interest.name),
-                        Some((i, Parsed::Data { data, .. })) if *i == at => self.cs.prefetch_insert(&data.name),
+                    // holds the most names): hash the name for it once and start
+                    // those loads now, to arrive while the packets before this one
+                    // are processed.
+                    match parsed.last_mut() {
+                        Some((i, Parsed::Interest { interest, cs, .. })) if *i == at => *cs = self.cs.prefetch_lookup(&interest.name),
+                        Some((i, Parsed::Data { data, cs, .. })) if *i == at => *cs = self.cs.prefetch_insert(&data.name),
                         _ => {}
                     }
                 }
@@ -212,19 +213,19 @@ impl<F: FibSource> Forwarder<F> {
                 continue;
             }
             match p {
-                Parsed::Interest { interest, lp } => {
+                Parsed::Interest { interest, lp, cs } => {
                     let (wire, lp) = lp.map_or((pkt, &NO_HEADERS), |k| (&linked[k].fragment, &linked[k].headers));
-                    if let Some(w) = self.on_interest(now_ms, face, interest, wire, lp, out) {
+                    if let Some(w) = self.on_interest(now_ms, face, interest, wire, lp, *cs, out) {
                         waiting.push(w);
                         if waiting.len() == BURST {
                             self.forward_waiting(now_ms, &mut waiting, out);
                         }
                     }
                 }
-                Parsed::Data { data, lp } => {
+                Parsed::Data { data, lp, cs } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
                     let lp = lp.map_or(&NO_HEADERS, |k| &linked[k].headers);
-                    self.on_data(now_ms, face, data, lp, out)
+                    self.on_data(now_ms, face, data, lp, *cs, out)
                 }
                 Parsed::Nack { interest, reason } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
@@ -273,6 +274,7 @@ impl<F: FibSource> Forwarder<F> {
         received: &'p Interest,
         wire: &Bytes,
         lp: &LpHeaders,
+        cs_key: CsKey,
         out: &mut Vec<Outgoing>,
     ) -> Option<Waiting<'p>> {
         self.counters.packets.in_interests += 1;
@@ -313,7 +315,7 @@ impl<F: FibSource> Forwarder<F> {
         let mut cached = None;
         let cs = &mut self.cs;
         let id = match self.pit.find_or_insert_unless(interest, now, || {
-            cached = cs.lookup(interest, now).cloned();
+            cached = cs.lookup_keyed(interest, cs_key, now).cloned();
             cached.is_some()
         }) {
             Probe::Found(id) | Probe::Inserted(id) => id,
@@ -469,7 +471,7 @@ impl<F: FibSource> Forwarder<F> {
         }
     }
 
-    fn on_data(&mut self, now: u64, ingress: FaceId, data: &Data, lp: &LpHeaders, out: &mut Vec<Outgoing>) {
+    fn on_data(&mut self, now: u64, ingress: FaceId, data: &Data, lp: &LpHeaders, cs_key: CsKey, out: &mut Vec<Outgoing>) {
         self.counters.packets.in_data += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
         meta.counters.packets.in_data += 1;
@@ -485,7 +487,7 @@ impl<F: FibSource> Forwarder<F> {
         }
         let cache = lp.cache_policy != Some(CACHE_POLICY_NO_CACHE);
         if cache {
-            self.cs.insert(data, now);
+            self.cs.insert_keyed(data, cs_key, now);
         }
         // NFD's rule: a satisfied Interest's Nonces need the dead-nonce list only when
         // a looping copy could not be answered from the CS instead, i.e. with
@@ -576,11 +578,11 @@ fn decode(at: usize, pkt: &Bytes, parsed: &mut Vec<(usize, Parsed)>, linked: &mu
     // build, and no second look at its type.
     match first_type(pkt)? {
         Some(INTEREST) => {
-            parsed.push((at, Parsed::Interest { interest: Interest::decode(pkt)?, lp: None }));
+            parsed.push((at, Parsed::Interest { interest: Interest::decode(pkt)?, lp: None, cs: CsKey::default() }));
             return Ok(());
         }
         Some(DATA) => {
-            parsed.push((at, Parsed::Data { data: Data::decode(pkt)?, lp: None }));
+            parsed.push((at, Parsed::Data { data: Data::decode(pkt)?, lp: None, cs: CsKey::default() }));
             return Ok(());
         }
         _ => {}
@@ -598,9 +600,9 @@ fn decode(at: usize, pkt: &Bytes, parsed: &mut Vec<(usize, Parsed)>, linked: &mu
                 parsed.push((at, Parsed::Nack { interest, reason }));
                 return Ok(());
             }
-            Parsed::Interest { interest, lp: Some(linked.len()) }
+            Parsed::Interest { interest, lp: Some(linked.len()), cs: CsKey::default() }
         }
-        Some(DATA) if lp.headers.nack.is_none() => Parsed::Data { data: Data::decode(&fragment)?, lp: Some(linked.len()) },
+        Some(DATA) if lp.headers.nack.is_none() => Parsed::Data { data: Data::decode(&fragment)?, lp: Some(linked.len()), cs: CsKey::default() },
         Some(t) => return Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
         None => return Err(WireError::Truncated),
     };

@@ -82,6 +82,24 @@ impl Linked for Direct {
     }
 }
 
+/// The index tags of one packet's name (and, for a Data, of the parents it
+/// registers) in one store: the engine gets them from [`Cs::prefetch_lookup`] or
+/// [`Cs::prefetch_insert`] as it decodes a burst and hands them back to
+/// [`Cs::lookup_keyed`] or [`Cs::insert_keyed`], so each name is hashed once. A key
+/// is valid for the store that made it, within the burst (a capacity change
+/// between bursts may clear the store).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CsKey {
+    name: u32,
+    parents: [u32; PREFIX_LEVELS],
+}
+
+/// The lengths of the proper prefixes a packet with an `n`-component name answers
+/// for ([`PREFIX_LEVELS`] of them, longest first, never the root).
+fn parent_lengths(n: usize) -> std::iter::Rev<std::ops::Range<usize>> {
+    (n.saturating_sub(PREFIX_LEVELS).max(1)..n).rev()
+}
+
 /// What an index slot names: a cached packet or an indirect entry. One name has at
 /// most one slot; a packet with exactly that name replaces an indirect entry, since
 /// it is what a CanBePrefix Interest for the name would be answered with first.
@@ -187,34 +205,61 @@ impl Cs {
         self.index.find(tag, |v| self.slot_name(Slot::decode(v)) == name).map(Slot::decode)
     }
 
-    /// Starts loading the index line that [`Cs::lookup`] of an Interest named
-    /// `name` probes first, so the engine can overlap that miss with the rest of
-    /// a burst. A hint: results do not change.
-    pub fn prefetch_lookup(&self, name: &Name) {
-        if self.capacity > 0 {
-            self.index.prefetch(self.tag_of(name.value()));
+    /// `name`'s key: its tag, and with `parents` those of the prefixes an insert
+    /// registers ([`parent_lengths`]).
+    fn key(&self, name: &Name, parents: bool) -> CsKey {
+        let mut key = CsKey { name: self.tag_of(name.value()), parents: [0; PREFIX_LEVELS] };
+        if parents {
+            for (tag, k) in key.parents.iter_mut().zip(parent_lengths(name.len())) {
+                *tag = self.tag_of(name.prefix_value(k));
+            }
         }
+        key
     }
 
-    /// [`Cs::prefetch_lookup`] for [`Cs::insert`] of a Data named `name`: its
-    /// name's line and those of the [`PREFIX_LEVELS`] parents it registers.
-    pub fn prefetch_insert(&self, name: &Name) {
-        self.prefetch_lookup(name);
-        let n = name.len();
-        for k in n.saturating_sub(PREFIX_LEVELS).max(1)..n {
-            self.index.prefetch(self.tag_of(name.prefix_value(k)));
+    /// The key of an Interest named `name`, for [`Cs::lookup_keyed`], and starts
+    /// loading the index line that lookup probes first, so the engine can overlap
+    /// that miss with the rest of a burst. Nothing is hashed while caching is off.
+    pub fn prefetch_lookup(&self, name: &Name) -> CsKey {
+        if self.capacity == 0 {
+            return CsKey::default();
         }
+        let key = self.key(name, false);
+        self.index.prefetch(key.name);
+        key
+    }
+
+    /// [`Cs::prefetch_lookup`] for [`Cs::insert_keyed`] of a Data named `name`:
+    /// its name's line and those of the [`PREFIX_LEVELS`] parents it registers.
+    pub fn prefetch_insert(&self, name: &Name) -> CsKey {
+        if self.capacity == 0 {
+            return CsKey::default();
+        }
+        let key = self.key(name, true);
+        self.index.prefetch(key.name);
+        for &tag in key.parents.iter().take(parent_lengths(name.len()).len()) {
+            self.index.prefetch(tag);
+        }
+        key
     }
 
     /// Caches `data`, fresh until `now_ms` plus its FreshnessPeriod (an absent or zero
     /// period makes it stale at once), evicting the least recently used when full.
     pub fn insert(&mut self, data: &Data, now_ms: u64) {
+        if self.capacity > 0 {
+            self.insert_keyed(data, self.key(&data.name, true), now_ms);
+        }
+    }
+
+    /// [`Cs::insert`] with the key [`Cs::prefetch_insert`] gave for `data`'s name
+    /// during this burst (so the name is hashed once per packet).
+    pub fn insert_keyed(&mut self, data: &Data, key: CsKey, now_ms: u64) {
         if self.capacity == 0 {
             return;
         }
         let fresh_until = now_ms.saturating_add(data.freshness_ms.unwrap_or(0));
         let name = data.name.value();
-        let tag = self.tag_of(name);
+        let tag = key.name;
         match self.find(tag, name) {
             Some(Slot::Direct(idx)) => {
                 let d = self.direct.at_mut(idx);
@@ -222,7 +267,7 @@ impl Cs {
                 d.name = name.clone();
                 d.fresh_until = fresh_until;
                 self.touch(idx);
-                self.register_prefixes(idx, &data.name);
+                self.register_prefixes(idx, &data.name, &key.parents);
                 return;
             }
             Some(Slot::Indirect(i)) => self.remove_indirect(i, tag),
@@ -243,7 +288,7 @@ impl Cs {
         let idx = self.direct.insert(entry).idx;
         self.lru.push_front(&mut self.direct, idx);
         self.index.insert(tag, Slot::Direct(idx).encode());
-        self.register_prefixes(idx, &data.name);
+        self.register_prefixes(idx, &data.name, &key.parents);
     }
 
     /// Makes the packet just cached at `idx` the answer to CanBePrefix Interests for
@@ -252,11 +297,10 @@ impl Cs {
     /// and be answered from here, as NFD's ordered CS would. The newest packet under
     /// a prefix answers it, which also keeps the freshest answer in place for
     /// MustBeFresh. A packet named exactly like the prefix keeps answering it instead.
-    fn register_prefixes(&mut self, idx: u32, name: &Name) {
-        let n = name.len();
-        for k in (n.saturating_sub(PREFIX_LEVELS).max(1)..n).rev() {
+    /// `parents` holds their tags, in [`parent_lengths`] order.
+    fn register_prefixes(&mut self, idx: u32, name: &Name, parents: &[u32; PREFIX_LEVELS]) {
+        for (k, &tag) in parent_lengths(name.len()).zip(parents) {
             let prefix = name.prefix_value(k);
-            let tag = self.tag_of(prefix);
             match self.find(tag, prefix) {
                 Some(Slot::Direct(_)) => {}
                 Some(Slot::Indirect(i)) => self.retarget(i, idx),
@@ -315,7 +359,14 @@ impl Cs {
     /// digest, the Data whose full name it is; then, with CanBePrefix, the Data an
     /// indirect entry points at. With MustBeFresh only fresh Data qualify.
     pub fn lookup(&mut self, interest: &Interest, now_ms: u64) -> Option<&Bytes> {
-        match self.find_match(interest, now_ms) {
+        let key = self.key(&interest.name, false);
+        self.lookup_keyed(interest, key, now_ms)
+    }
+
+    /// [`Cs::lookup`] with the key [`Cs::prefetch_lookup`] gave for `interest`'s
+    /// name during this burst (so the name is hashed once per packet).
+    pub fn lookup_keyed(&mut self, interest: &Interest, key: CsKey, now_ms: u64) -> Option<&Bytes> {
+        match self.find_match(interest, key.name, now_ms) {
             Some(idx) => {
                 self.hits += 1;
                 self.touch(idx);
@@ -328,10 +379,10 @@ impl Cs {
         }
     }
 
-    fn find_match(&self, interest: &Interest, now_ms: u64) -> Option<u32> {
+    fn find_match(&self, interest: &Interest, tag: u32, now_ms: u64) -> Option<u32> {
         let usable = |idx: &u32| !interest.must_be_fresh || now_ms < self.direct.at(*idx).fresh_until;
         let name = &interest.name;
-        let found = self.find(self.tag_of(name.value()), name.value());
+        let found = self.find(tag, name.value());
         match found {
             Some(Slot::Direct(idx)) if usable(&idx) => return Some(idx),
             Some(Slot::Indirect(i)) if interest.can_be_prefix => {
@@ -579,6 +630,20 @@ mod tests {
         assert!(content(&mut cs, "/d", 0).is_some());
         assert_eq!(content(&mut cs, "/b", 0), None);
         assert_eq!(cs.capacity(), 1);
+    }
+
+    #[test]
+    fn keys_made_at_prefetch_find_what_unkeyed_calls_find() {
+        let mut cs = Cs::new(10);
+        let d = data("/a/b/c", None, b"x");
+        let key = cs.prefetch_insert(&d.name);
+        cs.insert_keyed(&d, key, 0);
+        assert_eq!(get(&mut cs, "/a/b/c", false, false, 0).as_deref(), Some("/a/b/c"));
+        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"), "the parent registered with its prefetched tag");
+        let i = interest(&name("/a/b"), true, false);
+        let key = cs.prefetch_lookup(&i.name);
+        assert!(cs.lookup_keyed(&i, key, 0).is_some());
+        assert_eq!(Cs::new(0).prefetch_insert(&d.name).name, 0, "nothing hashed while caching is off");
     }
 
     #[test]

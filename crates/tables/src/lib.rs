@@ -22,7 +22,7 @@ pub mod name_hash;
 pub mod pit;
 pub mod timer_wheel;
 
-pub use cs::Cs;
+pub use cs::{Cs, CsKey};
 pub use dead_nonce::DeadNonceList;
 pub use fib::{Fib, FibEntry, FibReader, FibSource, FibVariant, FibWriter, NextHop};
 pub use lpm::LpmTable;
