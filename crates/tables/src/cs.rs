@@ -423,7 +423,7 @@ impl Cs {
     /// Changes the capacity (up to [`MAX_CAPACITY`]), evicting least recently used packets down to it.
     pub fn set_capacity(&mut self, capacity: usize) {
         self.capacity = capacity.min(MAX_CAPACITY);
-        while self.direct.len() > capacity {
+        while self.direct.len() > self.capacity {
             self.evict_lru();
         }
     }
