@@ -9,12 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_bus.h>
+#include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_eth_ring.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 
 int trajan_errno(void) { return rte_errno; }
@@ -30,6 +34,77 @@ uint16_t trajan_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, 
 struct rte_mbuf *trajan_mbuf_alloc(struct rte_mempool *mp) { return rte_pktmbuf_alloc(mp); }
 
 void trajan_mbuf_free(struct rte_mbuf *m) { rte_pktmbuf_free(m); }
+
+/*
+ * Where the probed ports' buffers may live, for the pool's layout: 0 when every
+ * port is a virtual device (no device DMAs to physical addresses, so buffers may
+ * cross page boundaries); 1 when a port sits on a physical bus (PCI) and buffers
+ * must stay within a page; 2 when, besides, a port is net_af_xdp, which then
+ * cannot reach every buffer (see trajan_pool_is_packed).
+ */
+int trajan_ports_layout(void) {
+    int physical = 0, af_xdp = 0;
+    uint16_t p;
+
+    RTE_ETH_FOREACH_DEV(p) {
+        struct rte_eth_dev_info info;
+        if (rte_eth_dev_info_get(p, &info) != 0)
+            continue;
+        if (info.driver_name != NULL && strcmp(info.driver_name, "net_af_xdp") == 0)
+            af_xdp = 1;
+        if (info.device != NULL && strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev") != 0)
+            physical = 1;
+    }
+    return physical ? 1 + af_xdp : 0;
+}
+
+/*
+ * A pool of `n` packet buffers of `data_room` bytes. `packed` = 0 is DPDK's
+ * default pool, whose buffers never cross a page boundary (what a NIC that DMAs
+ * to physical addresses needs), leaving a gap at the end of each page: 1.7 KB of
+ * every 4 KB page without hugepages. `packed` = 1 lays the buffers back to back in
+ * one block. NULL with rte_errno set on failure.
+ */
+struct rte_mempool *trajan_pool_create(const char *name, unsigned n, unsigned cache, uint16_t data_room, int packed) {
+    struct rte_pktmbuf_pool_private priv;
+    struct rte_mempool *mp;
+    int rc;
+
+    if (!packed)
+        return rte_pktmbuf_pool_create(name, n, cache, 0, data_room, SOCKET_ID_ANY);
+    memset(&priv, 0, sizeof(priv));
+    priv.mbuf_data_room_size = data_room;
+    mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) + data_room, cache, sizeof(priv), SOCKET_ID_ANY,
+                                  RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+    if (mp == NULL)
+        return NULL;
+    rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
+    if (rc == 0) {
+        rte_pktmbuf_pool_init(mp, &priv);
+        rc = rte_mempool_populate_default(mp);
+    }
+    if (rc < 0) {
+        rte_mempool_free(mp);
+        rte_errno = -rc;
+        return NULL;
+    }
+    rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+    return mp;
+}
+
+/*
+ * 1 when the pool's buffers lie back to back in one block, as DPDK 22.11's
+ * net_af_xdp assumes: it registers the pool as its UMEM from the first block's
+ * address for populated_size x object size bytes, so a buffer beyond that is an
+ * invalid descriptor the kernel drops without a trace (on RX it never fills, on
+ * TX the frame is lost and its mbuf never completes).
+ */
+int trajan_pool_is_packed(const struct rte_mempool *mp) {
+    const struct rte_mempool_memhdr *first = STAILQ_FIRST(&mp->mem_list);
+    size_t object = rte_mempool_calc_obj_size(mp->elt_size, mp->flags, NULL);
+
+    return mp->nb_mem_chunks == 1 && first != NULL && first->len <= (size_t)mp->populated_size * object;
+}
 
 /* Starts loading both cache lines of an mbuf's header, which rte_pktmbuf_free
  * reads (refcnt in the first, next/nb_segs in the second). A hint. */

@@ -20,7 +20,6 @@ extern "C" {
     pub fn rte_eal_init(argc: c_int, argv: *mut *mut c_char) -> c_int;
     pub fn rte_strerror(errnum: c_int) -> *const c_char;
     pub fn rte_thread_register() -> c_int;
-    pub fn rte_pktmbuf_pool_create(name: *const c_char, n: c_uint, cache_size: c_uint, priv_size: u16, data_room_size: u16, socket_id: c_int) -> *mut RteMempool;
     pub fn rte_mempool_avail_count(mp: *const RteMempool) -> c_uint;
     pub fn rte_eth_dev_get_port_by_name(name: *const c_char, port_id: *mut u16) -> c_int;
     pub fn rte_eth_dev_stop(port_id: u16) -> c_int;
@@ -31,6 +30,9 @@ extern "C" {
     pub fn trajan_tx_burst(port: u16, queue: u16, pkts: *mut *mut RteMbuf, n: u16) -> u16;
     pub fn trajan_mbuf_alloc(mp: *mut RteMempool) -> *mut RteMbuf;
     pub fn trajan_mbuf_free(m: *mut RteMbuf);
+    pub fn trajan_ports_layout() -> c_int;
+    pub fn trajan_pool_create(name: *const c_char, n: c_uint, cache: c_uint, data_room: u16, packed: c_int) -> *mut RteMempool;
+    pub fn trajan_pool_is_packed(mp: *const RteMempool) -> c_int;
     pub fn trajan_mbuf_prefetch(m: *mut RteMbuf);
     pub fn trajan_mbuf_data(m: *mut RteMbuf, len: *mut u16) -> *mut u8;
     pub fn trajan_mbuf_append(m: *mut RteMbuf, len: u16) -> *mut u8;

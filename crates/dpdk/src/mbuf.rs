@@ -1,5 +1,6 @@
 //! Packet buffers: pools and owned mbufs.
 
+use std::os::raw::c_int;
 use std::ptr::NonNull;
 
 use bytes::Bytes;
@@ -26,12 +27,28 @@ unsafe impl Sync for Mempool {}
 impl Mempool {
     /// Creates a pool of `mbufs` buffers of `data_room` bytes, with a per-thread
     /// cache for threads registered with EAL.
+    ///
+    /// When every port EAL probed is a virtual device, the buffers are packed back
+    /// to back: DPDK 22.11's `net_af_xdp` needs that (it registers the pool with
+    /// the kernel as one block from its first buffer, and a frame in a buffer
+    /// beyond the block is dropped without a counter), and no virtual device needs
+    /// DPDK's default layout, which keeps each buffer within a page for NICs that
+    /// DMA to physical addresses. With a physical port the default layout is kept,
+    /// with a warning if an AF_XDP port shares the pool.
     pub fn new(_eal: &Eal, name: &str, mbufs: u32, data_room: u16) -> Result<Mempool, DpdkError> {
         let c = cstring(name)?;
         let cache = 256.min(mbufs / 8);
-        // SAFETY: EAL is initialised (an Eal exists); c is a valid C string. -1 =
-        // SOCKET_ID_ANY.
-        let ptr = unsafe { ffi::rte_pktmbuf_pool_create(c.as_ptr(), mbufs, cache, 0, data_room, -1) };
+        // SAFETY: EAL is initialised (an Eal exists); the shim only reads the probed
+        // ports' device information.
+        let layout = unsafe { ffi::trajan_ports_layout() };
+        if layout == 2 {
+            tracing::warn!(
+                pool = name,
+                "a net_af_xdp port shares the buffer pool with a physical (PCI) port, so the pool keeps each buffer within a page and DPDK 22.11's AF_XDP driver cannot reach those past its first block: frames in them are lost; run AF_XDP ports in a process of their own"
+            );
+        }
+        // SAFETY: EAL is initialised; c is a valid C string.
+        let ptr = unsafe { ffi::trajan_pool_create(c.as_ptr(), mbufs, cache, data_room, c_int::from(layout == 0)) };
         match NonNull::new(ptr) {
             Some(ptr) => Ok(Mempool { ptr }),
             None => {
@@ -40,6 +57,13 @@ impl Mempool {
                 Err(DpdkError::Mempool { name: name.to_owned(), mbufs, reason: strerror(code) })
             }
         }
+    }
+
+    /// Whether the buffers lie back to back in one block of memory (see [`Mempool::new`]).
+    pub fn is_packed(&self) -> bool {
+        // SAFETY: the pool pointer is valid for the process's life; the shim reads
+        // its memory-chunk list and sizes.
+        unsafe { ffi::trajan_pool_is_packed(self.as_ptr()) == 1 }
     }
 
     /// Buffers free in the pool (per-thread caches included).
