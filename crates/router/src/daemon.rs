@@ -90,6 +90,13 @@ impl Daemon {
             hash_ports: cfg.workers.udp_ports.first().map(|&base| HashPorts { base, count: placement.len().max(1) }),
             ..IoConfig::default()
         };
+        // DPDK ports first: the sockets, whose appearance tells clients and scripts
+        // that the router is up, open only once every configured face can carry
+        // packets (an AF_XDP port's kernel hands frames to the stack until then).
+        #[cfg(feature = "dpdk")]
+        let dpdk = open_dpdk(cfg, placement.len())?;
+        #[cfg(not(feature = "dpdk"))]
+        refuse_dpdk(cfg)?;
         let io = Io::new(io_cfg)?;
         let mut fwd = new_forwarder(cfg, 1, 0, |variant| Fib::with_capacity(variant, 0));
         for prefix in ["/localhost/nfd", "/localhop/nfd"] {
@@ -115,7 +122,10 @@ impl Daemon {
             out: Vec::with_capacity(256),
             back: Vec::with_capacity(256),
         };
-        d.open_dpdk(cfg, placement.len())?;
+        #[cfg(feature = "dpdk")]
+        if let Some(faces) = dpdk {
+            d.add_dpdk_faces(faces);
+        }
         for r in &cfg.routes {
             let err = |message: String| StartError::Route { prefix: r.prefix.clone(), face: r.face.clone(), message };
             let face = match r.face.strip_prefix("dev://") {
@@ -163,14 +173,9 @@ impl Daemon {
         Ok(d)
     }
 
-    /// Opens the DPDK ports of `cfg` as faces, with a queue pair per worker where
-    /// a port has enough (see [`crate::dpdk`]).
+    /// Makes the opened DPDK ports faces of the forwarder and of management.
     #[cfg(feature = "dpdk")]
-    fn open_dpdk(&mut self, cfg: &Config, workers: usize) -> Result<(), StartError> {
-        if cfg.dpdk.ports.is_empty() {
-            return Ok(());
-        }
-        let faces = crate::dpdk::DpdkFaces::open(cfg, workers)?;
+    fn add_dpdk_faces(&mut self, faces: crate::dpdk::DpdkFaces) {
         for (id, name) in faces.names() {
             self.fwd.add_face(id, FaceMeta { local: false, local_fields: false, point_to_point: true, ..Default::default() });
             let uri = format!("dev://{name}");
@@ -179,16 +184,6 @@ impl Daemon {
             self.mgmt.device_faces.push(info);
         }
         self.dpdk = Some(faces);
-        Ok(())
-    }
-
-    /// Without the `dpdk` feature, configured ports are an error, not silently ignored.
-    #[cfg(not(feature = "dpdk"))]
-    fn open_dpdk(&mut self, cfg: &Config, _workers: usize) -> Result<(), StartError> {
-        match cfg.dpdk.ports.is_empty() {
-            true => Ok(()),
-            false => Err(StartError::Dpdk("this trajan was built without DPDK: rebuild with `--features dpdk`".to_owned())),
-        }
     }
 
     /// The NIC queues each worker polls itself (none without DPDK ports of a
@@ -497,6 +492,25 @@ fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: imp
         fwd.strategies.insert(&s.prefix.parse().expect("validated"), kind);
     }
     fwd
+}
+
+/// Opens the DPDK ports of `cfg`, with a queue pair per worker where a port has
+/// enough (see [`crate::dpdk`]); `None` when none is configured.
+#[cfg(feature = "dpdk")]
+fn open_dpdk(cfg: &Config, workers: usize) -> Result<Option<crate::dpdk::DpdkFaces>, StartError> {
+    match cfg.dpdk.ports.is_empty() {
+        true => Ok(None),
+        false => crate::dpdk::DpdkFaces::open(cfg, workers).map(Some),
+    }
+}
+
+/// Without the `dpdk` feature, configured ports are an error, not silently ignored.
+#[cfg(not(feature = "dpdk"))]
+fn refuse_dpdk(cfg: &Config) -> Result<(), StartError> {
+    match cfg.dpdk.ports.is_empty() {
+        true => Ok(()),
+        false => Err(StartError::Dpdk("this trajan was built without DPDK: rebuild with `--features dpdk`".to_owned())),
+    }
 }
 
 /// Detects the machine and decides where the workers run, logging both.

@@ -1,6 +1,7 @@
 //! `trajan gen` end to end through the real daemon: over UDP on loopback, and (with
 //! `--features dpdk`) over two memif ports between the router and the generator in
-//! another process — virtual devices, no NIC and no hugepages needed. Every run is
+//! another process, and over AF_XDP on veth pairs between network namespaces the
+//! test creates — virtual devices, no NIC and no hugepages needed. Every run is
 //! bounded in count and time.
 
 mod common;
@@ -11,7 +12,12 @@ use common::{trajan, Router};
 
 /// Runs `trajan gen ARGS --json` and returns its JSON report.
 fn gen(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(trajan()).arg("gen").args(args).args(["--json", "--duration", "20"]).output().unwrap();
+    gen_cmd(Command::new(trajan()), args)
+}
+
+/// Runs `CMD gen ARGS --json` (CMD: `trajan`, or `trajan` inside a namespace).
+fn gen_cmd(mut cmd: Command, args: &[&str]) -> serde_json::Value {
+    let out = cmd.arg("gen").args(args).args(["--json", "--duration", "20"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "gen failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
@@ -72,4 +78,87 @@ fn gen_over_memif(workers: &str) {
         assert!(list.contains(dev), "{dev} missing from:\n{list}");
     }
     drop(r);
+}
+
+/// Network namespaces made for one test, deleted (with their veths) on drop.
+#[cfg(feature = "dpdk")]
+struct Namespaces(Vec<String>);
+
+#[cfg(feature = "dpdk")]
+impl Namespaces {
+    /// Runs `ip ARGS`, panicking with its error output on failure.
+    fn ip(args: &[&str]) {
+        let out = Command::new("ip").args(args).output().expect("the ip command (iproute2)");
+        assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Namespaces `<tag>-<pid>-<suffix>` for each suffix, loopback up.
+    fn new(tag: &str, suffixes: &[&str]) -> Namespaces {
+        let mut ns = Namespaces(Vec::new());
+        for s in suffixes {
+            let name = format!("{tag}-{}-{s}", std::process::id());
+            Namespaces::ip(&["netns", "add", &name]);
+            ns.0.push(name.clone());
+            Namespaces::ip(&["-n", &name, "link", "set", "lo", "up"]);
+        }
+        ns
+    }
+
+    /// A veth pair, `a` in namespace `na` and `b` in `nb`, both up.
+    fn veth(&self, (na, a): (usize, &str), (nb, b): (usize, &str)) {
+        Namespaces::ip(&["link", "add", a, "netns", &self.0[na], "type", "veth", "peer", "name", b, "netns", &self.0[nb]]);
+        Namespaces::ip(&["-n", &self.0[na], "link", "set", a, "up"]);
+        Namespaces::ip(&["-n", &self.0[nb], "link", "set", b, "up"]);
+    }
+}
+
+#[cfg(feature = "dpdk")]
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in &self.0 {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+/// AF_XDP on veth: the router in one namespace, the generator's consumer and
+/// producer in another, two veth pairs between them. Every Interest must come back:
+/// DPDK 22.11's AF_XDP driver silently dropped the frames of mbufs outside the block
+/// it registers with the kernel, and a default (page-bound) pool without hugepages
+/// put 40 % of its mbufs there, so about 3 % of the exchanges were lost.
+#[cfg(feature = "dpdk")]
+#[test]
+fn gen_over_af_xdp_on_veth_between_namespaces_loses_nothing() {
+    // /proc/self belongs to the process's effective user.
+    if std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) != 0 {
+        eprintln!("skipped: network namespaces need root");
+        return;
+    }
+    let ns = Namespaces::new("trajan-xdp", &["r", "g"]);
+    let (r, g) = (ns.0[0].as_str(), ns.0[1].as_str());
+    ns.veth((1, "xg0"), (0, "xr0"));
+    ns.veth((1, "xg1"), (0, "xr1"));
+    let dir = tempfile::tempdir().unwrap();
+    // A pool small enough that 5000 exchanges cycle through all of its mbufs.
+    let config = "[tables]\ncs_capacity = 1024\n\
+         [dpdk]\neal_args = [\"--no-pci\", \"--no-huge\", \"--vdev=net_af_xdp0,iface=xr0,busy_budget=0\", \"--vdev=net_af_xdp1,iface=xr1,busy_budget=0\"]\n\
+         mbufs = 8191\nqueue_size = 256\n\
+         [[dpdk.ports]]\nname = \"net_af_xdp0\"\n\
+         [[dpdk.ports]]\nname = \"net_af_xdp1\"\n\
+         [[routes]]\nprefix = \"/gen\"\nface = \"dev://net_af_xdp1\"\n";
+    let path = dir.path().join("trajan.toml");
+    std::fs::write(&path, config).unwrap();
+    let router = Router::start_in(r, &["--workers", "1", "--config", path.to_str().unwrap()]);
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", g, trajan()]);
+    let j = gen_cmd(
+        cmd,
+        &[
+            "/gen", "--consumer", "dpdk:net_af_xdp0", "--producer", "dpdk:net_af_xdp1", "--eal=--no-pci", "--eal=--no-huge",
+            "--eal=--vdev=net_af_xdp0,iface=xg0,busy_budget=0", "--eal=--vdev=net_af_xdp1,iface=xg1,busy_budget=0", "-c", "5000", "-w", "32",
+        ],
+    );
+    assert_eq!(j["lost"], 0, "{j}\nrouter log:\n{}", router.log());
+    assert_eq!(j["satisfied"], 5000, "{j}");
+    drop(router);
 }

@@ -42,12 +42,24 @@ impl Router {
 
     /// Starts `trajan run` with extra arguments.
     pub fn start_with(extra: &[&str]) -> Router {
+        Router::start_cmd(Command::new(trajan()), extra)
+    }
+
+    /// Starts `trajan run` inside network namespace `netns` (whose loopback must be
+    /// up); its Unix socket is still reachable from here.
+    pub fn start_in(netns: &str, extra: &[&str]) -> Router {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", netns, trajan()]);
+        Router::start_cmd(cmd, extra)
+    }
+
+    fn start_cmd(mut cmd: Command, extra: &[&str]) -> Router {
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("nfd.sock");
         let port = free_port();
         let log = std::fs::File::create(dir.path().join("trajan.log")).unwrap();
         let addr = format!("127.0.0.1:{port}");
-        let child = Command::new(trajan())
+        let child = cmd
             .args(["run", "--unix"])
             .arg(&sock)
             .args(["--udp", &addr, "--tcp", &addr])
