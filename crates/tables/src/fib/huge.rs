@@ -8,7 +8,7 @@
 //! becomes huge when first touched, so arrays are advised before they are filled.
 
 /// Size of a transparent huge page on x86-64 and most aarch64 kernels.
-const HUGE: usize = 2 << 20;
+pub(crate) const HUGE: usize = 2 << 20;
 
 /// Asks the kernel to back `v`'s allocation (its whole capacity) with huge pages
 /// where it can: the 2 MiB-aligned part of it, pages touched from now on. Small
@@ -28,6 +28,21 @@ pub(crate) fn advise<T>(v: &Vec<T>) {
             libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
         }
     }
+}
+
+/// Makes room for `additional` more elements of `v` by moving them into a fresh
+/// allocation advised for huge pages, never by `realloc`: glibc grows a large
+/// block with `mremap`, which keeps the pages it moves as they are (4 KiB pages
+/// touched before any advice stay small) and may split the huge ones, so an array
+/// grown in place ends up mostly on 4 KiB pages. Copying costs what doubling would.
+pub(crate) fn reserve<T>(v: &mut Vec<T>, additional: usize) {
+    if v.capacity() - v.len() >= additional {
+        return;
+    }
+    let mut fresh = Vec::with_capacity(v.len() + additional);
+    advise(&fresh);
+    fresh.append(v);
+    *v = fresh;
 }
 
 /// `n` copies of `value` in memory advised for huge pages before it is touched.
@@ -53,6 +68,12 @@ mod tests {
         big.reserve_exact(HUGE);
         advise(&big);
         big.extend(std::iter::repeat_n(1, HUGE / 8));
+        assert_eq!((big[0], big[HUGE / 8], big[3 * HUGE / 8], big.len()), (5, 9, 1, HUGE / 2));
+        let before = big.capacity();
+        reserve(&mut big, 1);
+        assert_eq!(big.capacity(), before, "room was left: nothing moves");
+        reserve(&mut big, before);
+        assert!(big.capacity() >= HUGE / 2 + before);
         assert_eq!((big[0], big[HUGE / 8], big[3 * HUGE / 8], big.len()), (5, 9, 1, HUGE / 2));
     }
 }

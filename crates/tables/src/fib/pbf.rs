@@ -398,8 +398,7 @@ impl Pbf {
                 // By a quarter rather than doubling: the pool is the largest
                 // control-plane cost per prefix, and copying it costs amortised
                 // four entries per entry added.
-                self.pool.reserve_exact((start / 4).max(cap as usize));
-                super::huge::advise(&self.pool);
+                super::huge::reserve(&mut self.pool, (start / 4).max(cap as usize));
             }
             self.pool.extend_from_within(meta.start as usize..(meta.start + meta.load) as usize);
             self.pool.resize(start + cap as usize, Member::default());

@@ -145,8 +145,7 @@ impl PrefixTable {
                         if self.buckets.len() == self.buckets.capacity() {
                             // The overflow area grows by an eighth of the primary
                             // area at a time, not by doubling the whole table.
-                            self.buckets.reserve_exact(self.primary / 8 + 1);
-                            super::huge::advise(&self.buckets);
+                            super::huge::reserve(&mut self.buckets, self.primary / 8 + 1);
                         }
                         self.buckets.push(Bucket::default());
                         (self.buckets.len() - 1) as u32
