@@ -44,12 +44,8 @@ impl PrefixArena {
         let at = chunk.len();
         if chunk.capacity() - at < size {
             // Grow by a quarter (slack stays small) but never past the chunk size,
-            // so a full chunk holds no slack and never reallocates again. Past a
-            // huge page, straight to the chunk size: pages are only backed when
-            // written, and the records then lie in huge pages once and for all.
-            let grow = size.max(at / 4).max(4096);
-            let grow = if at + grow >= super::huge::HUGE { CHUNK_BYTES - at } else { grow.min(CHUNK_BYTES - at) };
-            super::huge::reserve(chunk, grow);
+            // so a full chunk holds no slack and never reallocates again.
+            super::huge::reserve(chunk, size.max(at / 4).max(4096).min(CHUNK_BYTES - at));
         }
         chunk.extend_from_slice(&len.to_ne_bytes());
         chunk.extend_from_slice(bytes);

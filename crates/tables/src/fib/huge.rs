@@ -8,7 +8,7 @@
 //! becomes huge when first touched, so arrays are advised before they are filled.
 
 /// Size of a transparent huge page on x86-64 and most aarch64 kernels.
-pub(crate) const HUGE: usize = 2 << 20;
+const HUGE: usize = 2 << 20;
 
 /// Asks the kernel to back `v`'s allocation (its whole capacity) with huge pages
 /// where it can: the 2 MiB-aligned part of it, pages touched from now on. Small
