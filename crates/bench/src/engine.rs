@@ -130,6 +130,17 @@ pub struct EngineArgs {
     /// The FIB's first LPM stage (Caesar §6.3's variants: `hash`, `pbf`, `pbf-exp`).
     #[arg(long, default_value = "pbf-exp")]
     pub fib_variant: FibVariant,
+    /// Also run an engine whose FIB has this many prefixes (K and M suffixes),
+    /// same workload and options, alternating timed slices of `--slice` seconds
+    /// between the two until each has run `--duration`: both then see the same
+    /// machine, so the ratio of their rates holds on a host whose speed drifts
+    /// more than the difference measured, as separate runs do not. Prints both
+    /// runs, each with `versus` (the other's FIB size and this rate over its).
+    #[arg(long, value_parser = parse_count)]
+    pub side_by_side: Option<usize>,
+    /// Seconds per timed slice of a `--side-by-side` run.
+    #[arg(long, default_value_t = 0.2)]
+    pub slice: f64,
     /// Print one JSON object per run instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -267,6 +278,17 @@ pub struct Report {
     pub data_wire_bytes: f64,
     /// Seconds spent building the FIB and the packet pool.
     pub setup_s: f64,
+    /// The engine this one ran beside (`--side-by-side`), null for a lone run.
+    pub versus: Option<Versus>,
+}
+
+/// How a `--side-by-side` run compares with the engine it alternated with.
+#[derive(Debug, Clone, Serialize)]
+pub struct Versus {
+    /// The other engine's FIB size.
+    pub fib_prefixes: usize,
+    /// This run's exchanges per second over the other's.
+    pub exchanges_ratio: f64,
 }
 
 /// Pre-encoded packets in one buffer, with where each one's tag and Nonce lie.
@@ -573,18 +595,11 @@ fn templates(names: &NameSet, payload: usize) -> anyhow::Result<(Templates, Temp
 
 /// Runs one benchmark as `args` describe, returning its report.
 pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
-    if args.fib_prefixes == 0 || args.pool == 0 || args.objects == 0 {
-        bail!("--fib-prefixes, --pool and --objects must be at least 1");
-    }
+    check(args)?;
     let n = usize::from(args.workers);
     let setup = Instant::now();
     let prefixes = reference_prefixes(args)?;
-    let mut fib = Fib::with_capacity(args.fib_variant, 0);
-    let ((), fib_mem) = alloc::counted(|| {
-        for prefix in prefixes.iter() {
-            fib.add_nexthop(&prefix, PRODUCER, 0);
-        }
-    });
+    let (fib, fib_mem) = build_fib(args, &prefixes);
     let fib_s = setup.elapsed().as_secs_f64();
     if n == 1 {
         return run_worker(args, 0, &prefixes, fib, fib_mem, fib_s, None, None);
@@ -608,6 +623,26 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
     });
     let reports = reports.into_iter().collect::<anyhow::Result<Vec<Report>>>()?;
     Ok(combine(reports))
+}
+
+/// Refuses counts that leave nothing to measure.
+fn check(args: &EngineArgs) -> anyhow::Result<()> {
+    if args.fib_prefixes == 0 || args.pool == 0 || args.objects == 0 || args.side_by_side == Some(0) {
+        bail!("--fib-prefixes, --side-by-side, --pool and --objects must be at least 1");
+    }
+    Ok(())
+}
+
+/// A FIB routing every one of `prefixes` to the producer, and what building it
+/// allocated.
+fn build_fib(args: &EngineArgs, prefixes: &NameSet) -> (Fib, alloc::Counted) {
+    let mut fib = Fib::with_capacity(args.fib_variant, 0);
+    let ((), fib_mem) = alloc::counted(|| {
+        for prefix in prefixes.iter() {
+            fib.add_nexthop(&prefix, PRODUCER, 0);
+        }
+    });
+    (fib, fib_mem)
 }
 
 /// The reference FIB's prefixes at the size `args` asks for.
@@ -653,101 +688,201 @@ fn run_worker<F: FibSource>(
     start: Option<&std::sync::Barrier>,
     cpu: Option<usize>,
 ) -> anyhow::Result<Report> {
-    let setup = Instant::now();
-    let built = build(args, worker, prefixes, fib);
-    if let Some(b) = start {
-        // Every worker reaches the barrier, even after a failed build, so none waits forever.
-        b.wait();
-    }
-    let (mut b, delta, consumers) = built?;
-    let counting = alloc::installed();
-    let setup_s = fib_s + setup.elapsed().as_secs_f64();
-
-    // Warm-up: until `--warmup` has passed and the CS is full (or 5× `--warmup`).
-    let warm = Instant::now();
-    let warmup = Duration::from_secs_f64(args.warmup.max(0.0));
-    let mut scratch = Tally::default();
-    while warm.elapsed() < warmup || (b.fwd.cs.len() < args.cs_capacity && warm.elapsed() < warmup * 5) {
-        b.round(&mut scratch, None, false);
-    }
-
-    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
-    let mut t = Tally::default();
-    let cpu_before = thread_cpu_ns();
-    let timed = Instant::now();
+    let mut r = Runner::new(args, worker, prefixes, fib, fib_mem, fib_s, start)?;
     let limit = Duration::from_secs_f64(args.duration.max(0.0));
-    loop {
-        let done = match args.rounds {
-            Some(r) => t.rounds >= r,
-            None => timed.elapsed() >= limit && t.rounds > 0,
-        };
-        if done {
-            break;
-        }
-        b.round(&mut t, Some(&mut hist), false);
-    }
-    let wall_s = timed.elapsed().as_secs_f64();
-    let cpu_share = cpu_before.zip(thread_cpu_ns()).map(|(a, b)| (b - a) as f64 / 1e9 / wall_s);
-
-    let allocs_per_packet = counting.then(|| {
-        let mut c = Tally::default();
-        let before = alloc::AllocSnapshot::now();
-        for _ in 0..COUNTED_ROUNDS.min(args.rounds.unwrap_or(COUNTED_ROUNDS)).max(1) {
-            b.round(&mut c, None, true);
-        }
-        alloc::AllocSnapshot::now().allocs_since(&before) as f64 / c.packets.max(1) as f64
+    r.timed(|rounds, elapsed| match args.rounds {
+        Some(n) => rounds >= n,
+        None => elapsed >= limit && rounds > 0,
     });
+    Ok(r.finish(args, worker, cpu))
+}
 
-    let sample = STAGE_SAMPLE.min(b.pool() as usize);
-    let stage_ns = stages(&mut b, sample);
-    let (bytes_per_pit_entry, bytes_per_cs_entry) = if counting { memory(&mut b) } else { (None, None) };
+/// Runs `args`' workload on two engines in one process, one with
+/// `--fib-prefixes` prefixes and one with `--side-by-side` prefixes, alternating
+/// timed slices of `--slice` seconds between them until each has run
+/// `--duration` (or `--rounds`). Both see the same machine slice by slice, and
+/// neither runs after the other has freed its memory, so the ratio of their rates
+/// holds on a host whose speed drifts by more than the difference measured.
+/// Returns the two reports in that order, each with [`Versus`] filled in.
+pub fn run_side_by_side(args: &EngineArgs) -> anyhow::Result<[Report; 2]> {
+    check(args)?;
+    let Some(other) = args.side_by_side else { bail!("--side-by-side names the second engine's FIB size") };
+    if args.workers != 1 {
+        bail!("--side-by-side runs one worker per engine (drop --workers)");
+    }
+    let sizes = [args.fib_prefixes, other];
+    let mut runners = Vec::with_capacity(2);
+    for &size in &sizes {
+        let one = EngineArgs { fib_prefixes: size, ..args.clone() };
+        let setup = Instant::now();
+        let prefixes = reference_prefixes(&one)?;
+        let (fib, fib_mem) = build_fib(&one, &prefixes);
+        runners.push(Runner::new(&one, 0, &prefixes, fib, fib_mem, setup.elapsed().as_secs_f64(), None)?);
+    }
+    let slice = Duration::from_secs_f64(args.slice.max(0.001));
+    let total = Duration::from_secs_f64(args.duration.max(0.0));
+    let finished = |r: &Runner<Fib>| match args.rounds {
+        Some(n) => r.t.rounds >= n,
+        None => r.wall >= total && r.t.rounds > 0,
+    };
+    // Whichever engine has run less goes next, so neither is always first.
+    while let Some(r) = runners.iter_mut().filter(|r| !finished(r)).min_by_key(|r| r.wall) {
+        let before = r.t.rounds;
+        r.timed(|rounds, elapsed| args.rounds.is_some_and(|n| rounds >= n) || (elapsed >= slice && rounds > before));
+    }
+    let mut reports: Vec<Report> = runners.into_iter().zip(sizes).map(|(r, size)| r.finish(&EngineArgs { fib_prefixes: size, ..args.clone() }, 0, None)).collect();
+    let rates = [reports[0].exchanges_per_sec, reports[1].exchanges_per_sec];
+    for (k, r) in reports.iter_mut().enumerate() {
+        r.versus = Some(Versus { fib_prefixes: sizes[1 - k], exchanges_ratio: if rates[1 - k] > 0.0 { rates[k] / rates[1 - k] } else { 0.0 } });
+    }
+    Ok(reports.try_into().unwrap_or_else(|_| unreachable!("one report per engine")))
+}
 
-    let engine_s = t.engine.as_secs_f64();
-    let per_sec = |n: u64| if engine_s > 0.0 { n as f64 / engine_s } else { 0.0 };
-    let ns_per_exchange = if t.exchanges > 0 { engine_s * 1e9 / t.exchanges as f64 } else { 0.0 };
-    Ok(Report {
-        workload: args.workload,
-        fib_prefixes: args.fib_prefixes,
-        fib_variant: args.fib_variant.as_str(),
-        workers: 1,
-        per_worker: vec![WorkerFigures {
-            worker,
-            cpu,
+/// An engine built and warmed up, and what its timed slices added up to.
+struct Runner<F: FibSource> {
+    b: Bench<F>,
+    delta: Option<u8>,
+    consumers: usize,
+    /// Prefixes in the FIB, for bytes per prefix.
+    prefixes: usize,
+    fib_mem: alloc::Counted,
+    setup_s: f64,
+    counting: bool,
+    t: Tally,
+    hist: Histogram<u64>,
+    /// Wall time of the timed slices, harness included.
+    wall: Duration,
+    /// CPU time of the timed slices; `None` where the OS does not say.
+    cpu_ns: Option<u64>,
+}
+
+impl<F: FibSource> Runner<F> {
+    /// Builds the engine around `fib` and warms it up: until `--warmup` has passed
+    /// and the CS is full (or 5× `--warmup`).
+    fn new(
+        args: &EngineArgs,
+        worker: usize,
+        prefixes: &NameSet,
+        fib: F,
+        fib_mem: alloc::Counted,
+        fib_s: f64,
+        start: Option<&std::sync::Barrier>,
+    ) -> anyhow::Result<Self> {
+        let setup = Instant::now();
+        let built = build(args, worker, prefixes, fib);
+        if let Some(b) = start {
+            // Every worker reaches the barrier, even after a failed build, so none waits forever.
+            b.wait();
+        }
+        let (mut b, delta, consumers) = built?;
+        let setup_s = fib_s + setup.elapsed().as_secs_f64();
+        let warm = Instant::now();
+        let warmup = Duration::from_secs_f64(args.warmup.max(0.0));
+        let mut scratch = Tally::default();
+        while warm.elapsed() < warmup || (b.fwd.cs.len() < args.cs_capacity && warm.elapsed() < warmup * 5) {
+            b.round(&mut scratch, None, false);
+        }
+        Ok(Runner {
+            b,
+            delta,
+            consumers,
+            prefixes: prefixes.len(),
+            fib_mem,
+            setup_s,
+            counting: alloc::installed(),
+            t: Tally::default(),
+            hist: Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds"),
+            wall: Duration::ZERO,
+            cpu_ns: thread_cpu_ns().map(|_| 0),
+        })
+    }
+
+    /// Runs timed rounds until `done(rounds so far, this slice's time)`, adding
+    /// the slice's wall and CPU time to the run's.
+    fn timed(&mut self, done: impl Fn(u64, Duration) -> bool) {
+        let cpu_before = thread_cpu_ns();
+        let start = Instant::now();
+        while !done(self.t.rounds, start.elapsed()) {
+            self.b.round(&mut self.t, Some(&mut self.hist), false);
+        }
+        self.wall += start.elapsed();
+        self.cpu_ns = match (self.cpu_ns, cpu_before, thread_cpu_ns()) {
+            (Some(sum), Some(a), Some(b)) => Some(sum + b.saturating_sub(a)),
+            _ => None,
+        };
+    }
+
+    /// Counts allocations over a few more rounds, measures the stages and the
+    /// tables' memory, and reports.
+    fn finish(mut self, args: &EngineArgs, worker: usize, cpu: Option<usize>) -> Report {
+        let b = &mut self.b;
+        let t = &self.t;
+        let hist = &self.hist;
+        let prefixes = self.prefixes;
+        let (fib_mem, setup_s, delta, consumers, counting) = (self.fib_mem, self.setup_s, self.delta, self.consumers, self.counting);
+        let wall_s = self.wall.as_secs_f64();
+        let cpu_share = self.cpu_ns.filter(|_| wall_s > 0.0).map(|ns| ns as f64 / 1e9 / wall_s);
+        let allocs_per_packet = counting.then(|| {
+            let mut c = Tally::default();
+            let before = alloc::AllocSnapshot::now();
+            for _ in 0..COUNTED_ROUNDS.min(args.rounds.unwrap_or(COUNTED_ROUNDS)).max(1) {
+                b.round(&mut c, None, true);
+            }
+            alloc::AllocSnapshot::now().allocs_since(&before) as f64 / c.packets.max(1) as f64
+        });
+
+        let sample = STAGE_SAMPLE.min(b.pool() as usize);
+        let stage_ns = stages(b, sample);
+        let (bytes_per_pit_entry, bytes_per_cs_entry) = if counting { memory(b) } else { (None, None) };
+
+        let engine_s = t.engine.as_secs_f64();
+        let per_sec = |n: u64| if engine_s > 0.0 { n as f64 / engine_s } else { 0.0 };
+        let ns_per_exchange = if t.exchanges > 0 { engine_s * 1e9 / t.exchanges as f64 } else { 0.0 };
+        Report {
+            workload: args.workload,
+            fib_prefixes: args.fib_prefixes,
+            fib_variant: args.fib_variant.as_str(),
+            workers: 1,
+            per_worker: vec![WorkerFigures {
+                worker,
+                cpu,
+                exchanges: t.exchanges,
+                exchanges_per_sec: per_sec(t.exchanges),
+                ns_per_exchange,
+                cpu_share,
+            }],
+            seed: args.seed,
+            burst: b.burst,
+            pool: b.pool() as usize,
+            delta,
+            consumers,
+            zipf_alpha: (args.workload == Workload::Zipf).then_some(args.alpha),
+            cs_capacity: args.cs_capacity,
+            rounds: t.rounds,
+            interests: t.interests,
             exchanges: t.exchanges,
-            exchanges_per_sec: per_sec(t.exchanges),
-            ns_per_exchange,
+            packets: t.packets,
+            engine_s,
+            wall_s,
             cpu_share,
-        }],
-        seed: args.seed,
-        burst: b.burst,
-        pool: b.pool() as usize,
-        delta,
-        consumers,
-        zipf_alpha: (args.workload == Workload::Zipf).then_some(args.alpha),
-        cs_capacity: args.cs_capacity,
-        rounds: t.rounds,
-        interests: t.interests,
-        exchanges: t.exchanges,
-        packets: t.packets,
-        engine_s,
-        wall_s,
-        cpu_share,
-        exchanges_per_sec: per_sec(t.exchanges),
-        packets_per_sec: per_sec(t.packets),
-        ns_per_exchange,
-        allocs_per_packet,
-        cs_hit_ratio: t.cs_hits as f64 / t.interests.max(1) as f64,
-        nacks: t.nacks,
-        unanswered: t.unanswered,
-        stage_ns,
-        latency_ns: Latency { min: hist.min(), p50: hist.value_at_quantile(0.5), p99: hist.value_at_quantile(0.99), max: hist.max() },
-        bytes_per_pit_entry,
-        bytes_per_cs_entry,
-        bytes_per_fib_prefix: counting.then(|| fib_mem.live_bytes as f64 / prefixes.len().max(1) as f64),
-        interest_wire_bytes: b.interests.mean_len(),
-        data_wire_bytes: b.data.mean_len(),
-        setup_s,
-    })
+            exchanges_per_sec: per_sec(t.exchanges),
+            packets_per_sec: per_sec(t.packets),
+            ns_per_exchange,
+            allocs_per_packet,
+            cs_hit_ratio: t.cs_hits as f64 / t.interests.max(1) as f64,
+            nacks: t.nacks,
+            unanswered: t.unanswered,
+            stage_ns,
+            latency_ns: Latency { min: hist.min(), p50: hist.value_at_quantile(0.5), p99: hist.value_at_quantile(0.99), max: hist.max() },
+            bytes_per_pit_entry,
+            bytes_per_cs_entry,
+            bytes_per_fib_prefix: counting.then(|| fib_mem.live_bytes as f64 / prefixes.max(1) as f64),
+            interest_wire_bytes: b.interests.mean_len(),
+            data_wire_bytes: b.data.mean_len(),
+            setup_s,
+            versus: None,
+        }
+    }
 }
 
 /// What one worker needs: its Bench, Δ and consumers.
@@ -978,6 +1113,9 @@ pub fn print_table(r: &Report) {
     }
     if let Some(share) = r.cpu_share {
         println!("  CPU share          {share:>12.2}   (of the timed loop's wall time this thread ran; < 1 means preempted)");
+    }
+    if let Some(v) = &r.versus {
+        println!("  versus {} prefixes {:>8.3}×  (this rate over the other engine's, timed in alternating slices)", v.fib_prefixes, v.exchanges_ratio);
     }
     println!("  ns/exchange        {:>12.1}", r.ns_per_exchange);
     println!("  allocs/packet      {alloc:>12}");

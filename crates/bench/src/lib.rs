@@ -29,11 +29,19 @@ pub enum BenchCommand {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.command {
         BenchCommand::Engine(a) => {
-            let report = engine::run(&a)?;
-            if a.json {
-                println!("{}", serde_json::to_string(&report)?);
-            } else {
-                engine::print_table(&report);
+            let reports = match a.side_by_side {
+                Some(_) => engine::run_side_by_side(&a)?.to_vec(),
+                None => vec![engine::run(&a)?],
+            };
+            for (k, report) in reports.iter().enumerate() {
+                if a.json {
+                    println!("{}", serde_json::to_string(report)?);
+                } else {
+                    if k > 0 {
+                        println!();
+                    }
+                    engine::print_table(report);
+                }
             }
             Ok(())
         }

@@ -137,3 +137,29 @@ fn every_fib_variant_routes_every_interest() {
         assert_eq!(r.exchanges, r.interests, "{variant}: one Data per unique Interest");
     }
 }
+
+#[test]
+fn side_by_side_runs_both_engines_in_turns_and_reports_their_ratio() {
+    let turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Slices of one round each, so the two engines alternate many times.
+    let a = args(&["--workload", "worst", "--burst", "16", "--side-by-side", "3K", "--slice", "0.000001"]);
+    let [small, big] = engine::run_side_by_side(&a).expect("bench runs");
+    assert_eq!((small.fib_prefixes, big.fib_prefixes), (1000, 3000));
+    for r in [&small, &big] {
+        assert_eq!(r.rounds, 20, "each engine runs its own --rounds");
+        assert_eq!(r.exchanges, 20 * 16, "every Interest answered");
+        assert_eq!((r.nacks, r.unanswered), (0, 0));
+    }
+    let (vs, vb) = (small.versus.as_ref().unwrap(), big.versus.as_ref().unwrap());
+    assert_eq!((vs.fib_prefixes, vb.fib_prefixes), (3000, 1000));
+    assert!((vs.exchanges_ratio - small.exchanges_per_sec / big.exchanges_per_sec).abs() < 1e-9);
+    assert!((vs.exchanges_ratio * vb.exchanges_ratio - 1.0).abs() < 1e-9, "the two ratios are each other's inverse");
+    assert!(serde_json::to_value(&small).unwrap()["versus"]["exchanges_ratio"].is_f64());
+    let mut two = args(&["--workers", "2"]);
+    two.side_by_side = Some(3000);
+    assert!(engine::run_side_by_side(&two).is_err(), "one worker per engine");
+    drop(turn);
+
+    let lone = run(&["--workload", "worst"]).1;
+    assert!(lone["versus"].is_null(), "a lone run compares with nothing");
+}
