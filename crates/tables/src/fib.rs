@@ -484,6 +484,9 @@ impl Fib {
                 pbf.prefetch_first(h);
             }
         });
+        if let Some(pbf) = &self.pbf {
+            pbf.prefetch_chain(&hashes);
+        }
         self.lpm_hashed(name, &hashes, tally)
     }
 
