@@ -602,7 +602,7 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
     let (fib, fib_mem) = build_fib(args, &prefixes);
     let fib_s = setup.elapsed().as_secs_f64();
     if n == 1 {
-        return run_worker(args, 0, &prefixes, fib, fib_mem, fib_s, None, None);
+        return Ok(Runner::new(args, 0, &prefixes, fib, fib_mem, fib_s, None)?.run(args, 0, None));
     }
     // One replica every worker reads, as the daemon's workers of one NUMA node do.
     let (shared, _) = FibWriter::new(fib);
@@ -615,7 +615,7 @@ pub fn run(args: &EngineArgs) -> anyhow::Result<Report> {
                 let (start, prefixes, fib) = (&start, &prefixes, shared.reader());
                 scope.spawn(move || {
                     let pinned = core.filter(|c| core_affinity::set_for_current(*c)).map(|c| c.id);
-                    run_worker(args, w, prefixes, fib, fib_mem, fib_s, Some(start), pinned)
+                    Ok(Runner::new(args, w, prefixes, fib, fib_mem, fib_s, Some(start))?.run(args, w, pinned))
                 })
             })
             .collect();
@@ -672,29 +672,6 @@ fn combine(reports: Vec<Report>) -> Report {
     total.cpu_share = reports.iter().map(|r| r.cpu_share).sum::<Option<f64>>().map(|s| s / n as f64);
     total.cs_hit_ratio = reports.iter().map(|r| r.cs_hit_ratio).sum::<f64>() / n as f64;
     total
-}
-
-/// One engine thread's run. Worker `w` draws its own names (seeded by `w`); with a
-/// `start` barrier, timing begins when every worker is built and warmed up.
-/// `fib` holds `prefixes`; building it took `fib_s` seconds and `fib_mem`.
-#[allow(clippy::too_many_arguments)]
-fn run_worker<F: FibSource>(
-    args: &EngineArgs,
-    worker: usize,
-    prefixes: &NameSet,
-    fib: F,
-    fib_mem: alloc::Counted,
-    fib_s: f64,
-    start: Option<&std::sync::Barrier>,
-    cpu: Option<usize>,
-) -> anyhow::Result<Report> {
-    let mut r = Runner::new(args, worker, prefixes, fib, fib_mem, fib_s, start)?;
-    let limit = Duration::from_secs_f64(args.duration.max(0.0));
-    r.timed(|rounds, elapsed| match args.rounds {
-        Some(n) => rounds >= n,
-        None => elapsed >= limit && rounds > 0,
-    });
-    Ok(r.finish(args, worker, cpu))
 }
 
 /// Runs `args`' workload on two engines in one process, one with
@@ -757,8 +734,11 @@ struct Runner<F: FibSource> {
 }
 
 impl<F: FibSource> Runner<F> {
-    /// Builds the engine around `fib` and warms it up: until `--warmup` has passed
-    /// and the CS is full (or 5× `--warmup`).
+    /// Builds worker `worker`'s engine around `fib` (which holds `prefixes`;
+    /// building it took `fib_s` seconds and `fib_mem`), drawing the worker's own
+    /// names (seeded by `worker`), and warms it up: until `--warmup` has passed
+    /// and the CS is full (or 5× `--warmup`). With a `start` barrier, warm-up
+    /// begins once every worker is built.
     fn new(
         args: &EngineArgs,
         worker: usize,
@@ -795,6 +775,17 @@ impl<F: FibSource> Runner<F> {
             wall: Duration::ZERO,
             cpu_ns: thread_cpu_ns().map(|_| 0),
         })
+    }
+
+    /// A lone engine's run: `--duration` (or `--rounds`) in one slice, then its
+    /// report (`cpu`: the CPU it was pinned to).
+    fn run(mut self, args: &EngineArgs, worker: usize, cpu: Option<usize>) -> Report {
+        let limit = Duration::from_secs_f64(args.duration.max(0.0));
+        self.timed(|rounds, elapsed| match args.rounds {
+            Some(n) => rounds >= n,
+            None => elapsed >= limit && rounds > 0,
+        });
+        self.finish(args, worker, cpu)
     }
 
     /// Runs timed rounds until `done(rounds so far, this slice's time)`, adding
