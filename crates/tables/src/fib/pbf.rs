@@ -277,9 +277,7 @@ impl Pbf {
     #[inline]
     pub fn prefetch(&self, h: &NameHashes) {
         self.prefetch_first(h.prefix(1));
-        if self.expand && h.len() >= 2 {
-            super::prefetch(&self.blocks[self.block_of(h.prefix(2))]);
-        }
+        self.prefetch_links(h, 2);
     }
 
     /// Starts loading, with expansion, the block of each prefix of two or more
@@ -292,8 +290,15 @@ impl Pbf {
     /// lengths the chain skips, not time on the lookup's path.
     #[inline]
     pub fn prefetch_chain(&self, h: &NameHashes) {
+        self.prefetch_links(h, h.len());
+    }
+
+    /// With expansion, starts loading the blocks of the prefixes of 2 to `upto`
+    /// components that `h` covers: the links an expansion chain may follow.
+    #[inline]
+    fn prefetch_links(&self, h: &NameHashes, upto: usize) {
         if self.expand {
-            for l in 2..=h.len() {
+            for l in 2..=upto.min(h.len()) {
                 super::prefetch(&self.blocks[self.block_of(h.prefix(l))]);
             }
         }
