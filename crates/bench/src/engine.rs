@@ -687,32 +687,35 @@ pub fn run_side_by_side(args: &EngineArgs) -> anyhow::Result<[Report; 2]> {
     if args.workers != 1 {
         bail!("--side-by-side runs one worker per engine (drop --workers)");
     }
-    let sizes = [args.fib_prefixes, other];
+    let engines = [args.fib_prefixes, other].map(|size| EngineArgs { fib_prefixes: size, ..args.clone() });
     let mut runners = Vec::with_capacity(2);
-    for &size in &sizes {
-        let one = EngineArgs { fib_prefixes: size, ..args.clone() };
+    for one in &engines {
         let setup = Instant::now();
-        let prefixes = reference_prefixes(&one)?;
-        let (fib, fib_mem) = build_fib(&one, &prefixes);
-        runners.push(Runner::new(&one, 0, &prefixes, fib, fib_mem, setup.elapsed().as_secs_f64(), None)?);
+        let prefixes = reference_prefixes(one)?;
+        let (fib, fib_mem) = build_fib(one, &prefixes);
+        runners.push(Runner::new(one, 0, &prefixes, fib, fib_mem, setup.elapsed().as_secs_f64(), None)?);
     }
     let slice = Duration::from_secs_f64(args.slice.max(0.001));
-    let total = Duration::from_secs_f64(args.duration.max(0.0));
-    let finished = |r: &Runner<Fib>| match args.rounds {
-        Some(n) => r.t.rounds >= n,
-        None => r.wall >= total && r.t.rounds > 0,
-    };
     // Whichever engine has run less goes next, so neither is always first.
-    while let Some(r) = runners.iter_mut().filter(|r| !finished(r)).min_by_key(|r| r.wall) {
+    while let Some(r) = runners.iter_mut().filter(|r| !run_done(args, r.t.rounds, r.wall)).min_by_key(|r| r.wall) {
         let before = r.t.rounds;
         r.timed(|rounds, elapsed| args.rounds.is_some_and(|n| rounds >= n) || (elapsed >= slice && rounds > before));
     }
-    let mut reports: Vec<Report> = runners.into_iter().zip(sizes).map(|(r, size)| r.finish(&EngineArgs { fib_prefixes: size, ..args.clone() }, 0, None)).collect();
+    let mut reports: Vec<Report> = runners.into_iter().zip(&engines).map(|(r, one)| r.finish(one, 0, None)).collect();
     let rates = [reports[0].exchanges_per_sec, reports[1].exchanges_per_sec];
     for (k, r) in reports.iter_mut().enumerate() {
-        r.versus = Some(Versus { fib_prefixes: sizes[1 - k], exchanges_ratio: if rates[1 - k] > 0.0 { rates[k] / rates[1 - k] } else { 0.0 } });
+        r.versus = Some(Versus { fib_prefixes: engines[1 - k].fib_prefixes, exchanges_ratio: if rates[1 - k] > 0.0 { rates[k] / rates[1 - k] } else { 0.0 } });
     }
     Ok(reports.try_into().unwrap_or_else(|_| unreachable!("one report per engine")))
+}
+
+/// True once an engine has run `rounds` timed rounds in `time`: `--rounds` of
+/// them, else `--duration` and at least one round.
+fn run_done(args: &EngineArgs, rounds: u64, time: Duration) -> bool {
+    match args.rounds {
+        Some(n) => rounds >= n,
+        None => time >= Duration::from_secs_f64(args.duration.max(0.0)) && rounds > 0,
+    }
 }
 
 /// An engine built and warmed up, and what its timed slices added up to.
@@ -780,11 +783,7 @@ impl<F: FibSource> Runner<F> {
     /// A lone engine's run: `--duration` (or `--rounds`) in one slice, then its
     /// report (`cpu`: the CPU it was pinned to).
     fn run(mut self, args: &EngineArgs, worker: usize, cpu: Option<usize>) -> Report {
-        let limit = Duration::from_secs_f64(args.duration.max(0.0));
-        self.timed(|rounds, elapsed| match args.rounds {
-            Some(n) => rounds >= n,
-            None => elapsed >= limit && rounds > 0,
-        });
+        self.timed(|rounds, elapsed| run_done(args, rounds, elapsed));
         self.finish(args, worker, cpu)
     }
 
@@ -806,11 +805,7 @@ impl<F: FibSource> Runner<F> {
     /// Counts allocations over a few more rounds, measures the stages and the
     /// tables' memory, and reports.
     fn finish(mut self, args: &EngineArgs, worker: usize, cpu: Option<usize>) -> Report {
-        let b = &mut self.b;
-        let t = &self.t;
-        let hist = &self.hist;
-        let prefixes = self.prefixes;
-        let (fib_mem, setup_s, delta, consumers, counting) = (self.fib_mem, self.setup_s, self.delta, self.consumers, self.counting);
+        let (b, t, hist, counting) = (&mut self.b, &self.t, &self.hist, self.counting);
         let wall_s = self.wall.as_secs_f64();
         let cpu_share = self.cpu_ns.filter(|_| wall_s > 0.0).map(|ns| ns as f64 / 1e9 / wall_s);
         let allocs_per_packet = counting.then(|| {
@@ -845,8 +840,8 @@ impl<F: FibSource> Runner<F> {
             seed: args.seed,
             burst: b.burst,
             pool: b.pool() as usize,
-            delta,
-            consumers,
+            delta: self.delta,
+            consumers: self.consumers,
             zipf_alpha: (args.workload == Workload::Zipf).then_some(args.alpha),
             cs_capacity: args.cs_capacity,
             rounds: t.rounds,
@@ -867,10 +862,10 @@ impl<F: FibSource> Runner<F> {
             latency_ns: Latency { min: hist.min(), p50: hist.value_at_quantile(0.5), p99: hist.value_at_quantile(0.99), max: hist.max() },
             bytes_per_pit_entry,
             bytes_per_cs_entry,
-            bytes_per_fib_prefix: counting.then(|| fib_mem.live_bytes as f64 / prefixes.max(1) as f64),
+            bytes_per_fib_prefix: counting.then(|| self.fib_mem.live_bytes as f64 / self.prefixes.max(1) as f64),
             interest_wire_bytes: b.interests.mean_len(),
             data_wire_bytes: b.data.mean_len(),
-            setup_s,
+            setup_s: self.setup_s,
             versus: None,
         }
     }
