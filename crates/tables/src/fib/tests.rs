@@ -208,16 +208,24 @@ fn check_against_reference(v: FibVariant, ops: &[Op], queries: &[Name]) -> Resul
         prop_assert_eq!(answer(&fib, q), reference.lpm(q), "variant {} query {}", v, q);
     }
     // Burst lookups give the same answers, in order, whatever the burst's length
-    // relative to the pipeline's depth.
-    for burst in [1, 5, queries.len()] {
-        for chunk in queries.chunks(burst) {
-            let mut seen = 0;
-            fib.lpm_burst(chunk, |i, got| {
-                assert_eq!(i, seen);
-                seen += 1;
-                assert_eq!(got.map(|(p, e)| (p.len(), faces(e))), reference.lpm(&chunk[i]), "variant {v} burst {burst}");
-            });
-            prop_assert_eq!(seen, chunk.len());
+    // relative to the pipeline's depth, through the pipeline as well as through
+    // the plain loop a FIB this small takes.
+    for pipelined in [false, true] {
+        for burst in [1, 5, queries.len()] {
+            for chunk in queries.chunks(burst) {
+                let mut seen = 0;
+                let each = |i, got: Option<(FibPrefix<'_>, &FibEntry)>| {
+                    assert_eq!(i, seen);
+                    seen += 1;
+                    assert_eq!(got.map(|(p, e)| (p.len(), faces(e))), reference.lpm(&chunk[i]), "variant {v} burst {burst} pipelined {pipelined}");
+                };
+                if pipelined {
+                    fib.lpm_pipelined(chunk, each);
+                } else {
+                    fib.lpm_burst(chunk, each);
+                }
+                prop_assert_eq!(seen, chunk.len());
+            }
         }
     }
     for (p, e) in fib.iter() {
