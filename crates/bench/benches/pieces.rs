@@ -4,14 +4,13 @@
 //! a CS lookup. Small and quick (`cargo bench -p trajan-bench`); `trajan bench
 //! engine` measures the whole pipeline.
 
-use std::hash::BuildHasher;
 use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use smallvec::SmallVec;
-use trajan_tables::{Cs, Fib, Pit};
+use trajan_tables::{Cs, Fib, NameHasher, Pit};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::LpPacket;
 use trajan_wire::{Data, Interest, Name};
@@ -71,11 +70,11 @@ fn pieces(c: &mut Criterion) {
             }
         })
     });
-    let hasher = foldhash::fast::RandomState::default();
+    let names = NameHasher::new();
     g.bench_function("name hash", |b| {
         b.iter(|| {
             for n in &p.names {
-                black_box(hasher.hash_one(n.value().as_ref()));
+                black_box(names.full(n));
             }
         })
     });
@@ -88,13 +87,13 @@ fn pieces(c: &mut Criterion) {
     });
     g.bench_function("pit insert+remove", |b| {
         b.iter_batched_ref(
-            || Pit::new(usize::MAX, 0),
+            || Pit::with_hasher(usize::MAX, 0, names.clone()),
             |pit| {
                 let mut ids = SmallVec::new();
                 for (i, d) in decoded.iter().zip(&data) {
                     pit.find_or_insert(i, 0).unwrap();
                     ids.clear();
-                    pit.matches_for_data(d, &mut ids);
+                    pit.matches_for_data(d, names.full(&d.name), &mut ids);
                     for id in ids.drain(..) {
                         black_box(pit.remove(id));
                     }

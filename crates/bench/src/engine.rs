@@ -36,7 +36,7 @@ use serde::Serialize;
 use smallvec::SmallVec;
 use trajan_engine::strategy::{self, StrategyKind};
 use trajan_engine::{EngineConfig, FaceMeta, FaceId, Forwarder, Outgoing};
-use trajan_tables::{Cs, Fib, FibSource, FibVariant, FibWriter, Pit};
+use trajan_tables::{Cs, Fib, FibSource, FibVariant, FibWriter, NameHasher, Pit};
 use trajan_wire::lp::{LpHeaders, LpPacket};
 use trajan_wire::tlv::read_header;
 use trajan_wire::types::{DATA, NAME, NONCE};
@@ -169,8 +169,9 @@ pub struct StageNs {
     pub decode_interest: f64,
     /// `LpPacket::decode` + `Data::decode`.
     pub decode_data: f64,
-    /// One foldhash of the whole name, as each table computes it (included in the
-    /// table stages below, so not part of the sum).
+    /// The engine's one hash of a name ([`NameHasher::full`]), which every
+    /// exact-match table probes with (included in the table stages below, each
+    /// timed alone, so not part of the sum).
     pub hash_name: f64,
     /// Dead-nonce-list lookup of the Interest's (name, Nonce).
     pub dead_nonce_check: f64,
@@ -959,14 +960,16 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
         }),
         ..StageNs::default()
     };
-    let hasher = foldhash::fast::RandomState::default();
+    // The engine's hash of a name, which every exact-match table probes with;
+    // each table stage below includes it, as each stage is timed alone.
+    let names = NameHasher::new();
     s.hash_name = per_item(&interests, 3, |(_, i)| {
-        black_box(std::hash::BuildHasher::hash_one(&hasher, i.name.value().as_ref()));
+        black_box(names.full(&i.name));
     });
     let fwd = &mut b.fwd;
     let fib = fwd.fib.view().expect("the bench keeps its FIB's writer");
     s.dead_nonce_check = per_item(&interests, 3, |(_, i)| {
-        black_box(fwd.dead_nonces.contains(&i.name, i.nonce.unwrap_or(0), now));
+        black_box(fwd.dead_nonces.contains(names.full(&i.name), i.nonce.unwrap_or(0), now));
     });
     s.fib_lpm = per_item(&interests, 3, |(_, i)| {
         black_box(fib.lpm(&i.name).map(|(_, e)| e.nexthops.clone()));
@@ -998,7 +1001,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     drop(out);
 
     // PIT: insert a burst, then satisfy it, as the pipeline does round after round.
-    let mut pit = Pit::new(usize::MAX, now);
+    let mut pit = Pit::with_hasher(usize::MAX, now, names.clone());
     let (mut insert, mut satisfy) = (Duration::ZERO, Duration::ZERO);
     let mut ids = SmallVec::new();
     for (chunk, dchunk) in interests.chunks(b.burst).zip(data.chunks(b.burst)) {
@@ -1014,7 +1017,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
         let t1 = Instant::now();
         for d in dchunk {
             ids.clear();
-            pit.matches_for_data(d, &mut ids);
+            pit.matches_for_data(d, names.full(&d.name), &mut ids);
             for id in ids.drain(..) {
                 black_box(pit.remove(id));
             }
@@ -1026,7 +1029,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     s.pit_match_remove = satisfy.as_nanos() as f64 / n as f64;
 
     s.cs_insert = per_item(&data, 1, |d| fwd.cs.insert(d, now));
-    s.dead_nonce_add = per_item(&interests, 1, |(_, i)| fwd.dead_nonces.add(&i.name, i.nonce.unwrap_or(0), now));
+    s.dead_nonce_add = per_item(&interests, 1, |(_, i)| fwd.dead_nonces.add(names.full(&i.name), i.nonce.unwrap_or(0), now));
     s.sum = s.decode_interest
         + s.decode_data
         + s.dead_nonce_check

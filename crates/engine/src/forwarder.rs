@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_tables::{Cs, CsKey, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NextHop, Pit, PitId, Probe};
+use trajan_tables::{Cs, CsKey, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NameHasher, NextHop, Pit, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::tlv::first_type;
 use trajan_wire::types::{DATA, INTEREST};
@@ -56,11 +56,19 @@ pub struct Outgoing {
 /// packet came in an LpPacket; a bare packet, the common case, has none, and an
 /// Interest's encoding is then the received packet itself. Keeping the rare link
 /// fields out of line keeps `Parsed` small, so filling the burst's list moves fewer
-/// bytes. `cs` is the name's content-store key, made once as the burst is decoded.
+/// bytes. `keys` are the name's, made once as the burst is decoded.
 enum Parsed {
-    Interest { interest: Interest, lp: Option<usize>, cs: CsKey },
-    Data { data: Data, lp: Option<usize>, cs: CsKey },
+    Interest { interest: Interest, lp: Option<usize>, keys: Keys },
+    Data { data: Data, lp: Option<usize>, keys: Keys },
     Nack { interest: Interest, reason: NackReason },
+}
+
+/// A received name's hash by the forwarder's [`NameHasher`] (the PIT's and the
+/// dead nonce list's key) and its content-store key: the name is hashed once.
+#[derive(Clone, Copy, Default)]
+struct Keys {
+    name: u64,
+    cs: CsKey,
 }
 
 /// The LpPacket a burst's Interest or Data came in: its headers, and the fragment
@@ -105,6 +113,8 @@ pub struct Forwarder<F: FibSource = Fib> {
     pub strategies: LpmTable<StrategyKind>,
     pub faces: FaceTable,
     pub counters: ForwarderCounters,
+    /// The hash of every exact-match table (PIT, CS, dead nonce list).
+    names: NameHasher,
     rng: fastrand::Rng,
     /// The burst's decoded packets, each with its index in the input.
     parsed: Vec<(usize, Parsed)>,
@@ -127,14 +137,16 @@ impl<F: FibSource> Forwarder<F> {
     pub fn with_fib(cfg: &EngineConfig, now_ms: u64, fib: F) -> Self {
         let mut strategies = LpmTable::new();
         strategies.insert(&Name::root(), StrategyKind::BestRoute);
+        let names = NameHasher::new();
         Forwarder {
             fib,
-            pit: Pit::new(cfg.pit_capacity, now_ms),
-            cs: Cs::new(cfg.cs_capacity),
+            pit: Pit::with_hasher(cfg.pit_capacity, now_ms, names.clone()),
+            cs: Cs::with_hasher(cfg.cs_capacity, names.clone()),
             dead_nonces: DeadNonceList::new(cfg.dead_nonce_lifetime_ms, cfg.dead_nonce_capacity),
             strategies,
             faces: FaceTable::default(),
             counters: ForwarderCounters::default(),
+            names,
             rng: fastrand::Rng::with_seed(cfg.seed),
             parsed: Vec::with_capacity(64),
             linked: Vec::new(),
@@ -168,8 +180,9 @@ impl<F: FibSource> Forwarder<F> {
             if !entry.satisfied {
                 self.counters.unsatisfied_interests += 1;
             }
+            let hash = self.names.full(entry.name());
             for o in &entry.out_records {
-                self.dead_nonces.add(entry.name(), o.nonce, now_ms);
+                self.dead_nonces.add(hash, o.nonce, now_ms);
             }
         }
         self.expired = expired;
@@ -184,13 +197,19 @@ impl<F: FibSource> Forwarder<F> {
         for (at, (face, pkt)) in input.iter().enumerate() {
             match decode(at, pkt, &mut parsed, &mut linked) {
                 Ok(()) => {
-                    // The CS index is the table most likely to miss in cache (it
-                    // holds the most names): hash the name for it once and start
-                    // those loads now, to arrive while the packets before this one
-                    // are processed.
+                    // Hash the name once for every table. The CS index is the
+                    // table most likely to miss in cache (it holds the most
+                    // names): start its loads now, to arrive while the packets
+                    // before this one are processed.
                     match parsed.last_mut() {
-                        Some((i, Parsed::Interest { interest, cs, .. })) if *i == at => *cs = self.cs.prefetch_lookup(&interest.name),
-                        Some((i, Parsed::Data { data, cs, .. })) if *i == at => *cs = self.cs.prefetch_insert(&data.name),
+                        Some((i, Parsed::Interest { interest, keys, .. })) if *i == at => {
+                            keys.name = self.names.full(&interest.name);
+                            keys.cs = self.cs.prefetch_lookup(keys.name);
+                        }
+                        Some((i, Parsed::Data { data, keys, .. })) if *i == at => {
+                            let key = self.names.key(&data.name);
+                            *keys = Keys { name: key.full, cs: self.cs.prefetch_insert(&data.name, &key) };
+                        }
                         _ => {}
                     }
                 }
@@ -213,19 +232,19 @@ impl<F: FibSource> Forwarder<F> {
                 continue;
             }
             match p {
-                Parsed::Interest { interest, lp, cs } => {
+                Parsed::Interest { interest, lp, keys } => {
                     let (wire, lp) = lp.map_or((pkt, &NO_HEADERS), |k| (&linked[k].fragment, &linked[k].headers));
-                    if let Some(w) = self.on_interest(now_ms, face, interest, wire, lp, *cs, out) {
+                    if let Some(w) = self.on_interest(now_ms, face, interest, wire, lp, *keys, out) {
                         waiting.push(w);
                         if waiting.len() == BURST {
                             self.forward_waiting(now_ms, &mut waiting, out);
                         }
                     }
                 }
-                Parsed::Data { data, lp, cs } => {
+                Parsed::Data { data, lp, keys } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
                     let lp = lp.map_or(&NO_HEADERS, |k| &linked[k].headers);
-                    self.on_data(now_ms, face, data, lp, *cs, out)
+                    self.on_data(now_ms, face, data, lp, *keys, out)
                 }
                 Parsed::Nack { interest, reason } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
@@ -274,7 +293,7 @@ impl<F: FibSource> Forwarder<F> {
         received: &'p Interest,
         wire: &Bytes,
         lp: &LpHeaders,
-        cs_key: CsKey,
+        keys: Keys,
         out: &mut Vec<Outgoing>,
     ) -> Option<Waiting<'p>> {
         self.counters.packets.in_interests += 1;
@@ -305,7 +324,7 @@ impl<F: FibSource> Forwarder<F> {
             received
         };
         let nonce = interest.nonce.expect("set above");
-        if self.dead_nonces.contains(&interest.name, nonce, now) {
+        if self.dead_nonces.contains(keys.name, nonce, now) {
             self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
             return None;
         }
@@ -314,8 +333,8 @@ impl<F: FibSource> Forwarder<F> {
         // and only a miss there creates the entry.
         let mut cached = None;
         let cs = &mut self.cs;
-        let id = match self.pit.find_or_insert_unless(interest, now, || {
-            cached = cs.lookup_keyed(interest, cs_key, now).cloned();
+        let id = match self.pit.find_or_insert_unless(interest, keys.name, now, || {
+            cached = cs.lookup_keyed(interest, keys.cs, now).cloned();
             cached.is_some()
         }) {
             Probe::Found(id) | Probe::Inserted(id) => id,
@@ -471,7 +490,7 @@ impl<F: FibSource> Forwarder<F> {
         }
     }
 
-    fn on_data(&mut self, now: u64, ingress: FaceId, data: &Data, lp: &LpHeaders, cs_key: CsKey, out: &mut Vec<Outgoing>) {
+    fn on_data(&mut self, now: u64, ingress: FaceId, data: &Data, lp: &LpHeaders, keys: Keys, out: &mut Vec<Outgoing>) {
         self.counters.packets.in_data += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
         meta.counters.packets.in_data += 1;
@@ -480,14 +499,14 @@ impl<F: FibSource> Forwarder<F> {
             return;
         }
         let mut matches = SmallVec::<[PitId; 4]>::new();
-        self.pit.matches_for_data(data, &mut matches);
+        self.pit.matches_for_data(data, keys.name, &mut matches);
         if matches.is_empty() {
             self.counters.unsolicited_data += 1;
             return;
         }
         let cache = lp.cache_policy != Some(CACHE_POLICY_NO_CACHE);
         if cache {
-            self.cs.insert_keyed(data, cs_key, now);
+            self.cs.insert_keyed(data, keys.cs, now);
         }
         // NFD's rule: a satisfied Interest's Nonces need the dead-nonce list only when
         // a looping copy could not be answered from the CS instead, i.e. with
@@ -510,8 +529,9 @@ impl<F: FibSource> Forwarder<F> {
                 sent.push((r.face, r.pit_token.clone()));
             }
             if entry.must_be_fresh() && stale_soon {
+                let hash = self.names.full(entry.name());
                 for o in &entry.out_records {
-                    self.dead_nonces.add(entry.name(), o.nonce, now);
+                    self.dead_nonces.add(hash, o.nonce, now);
                 }
             }
             self.pit.discard(id);
@@ -561,8 +581,9 @@ impl<F: FibSource> Forwarder<F> {
                     i.nonce = Some(r.nonce);
                     self.send_nack(r.face, &i, reason, r.pit_token.clone(), out);
                 }
+                let hash = self.names.full(entry.name());
                 for o in &entry.out_records {
-                    self.dead_nonces.add(entry.name(), o.nonce, now);
+                    self.dead_nonces.add(hash, o.nonce, now);
                 }
             }
         }
@@ -578,11 +599,11 @@ fn decode(at: usize, pkt: &Bytes, parsed: &mut Vec<(usize, Parsed)>, linked: &mu
     // build, and no second look at its type.
     match first_type(pkt)? {
         Some(INTEREST) => {
-            parsed.push((at, Parsed::Interest { interest: Interest::decode(pkt)?, lp: None, cs: CsKey::default() }));
+            parsed.push((at, Parsed::Interest { interest: Interest::decode(pkt)?, lp: None, keys: Keys::default() }));
             return Ok(());
         }
         Some(DATA) => {
-            parsed.push((at, Parsed::Data { data: Data::decode(pkt)?, lp: None, cs: CsKey::default() }));
+            parsed.push((at, Parsed::Data { data: Data::decode(pkt)?, lp: None, keys: Keys::default() }));
             return Ok(());
         }
         _ => {}
@@ -600,9 +621,9 @@ fn decode(at: usize, pkt: &Bytes, parsed: &mut Vec<(usize, Parsed)>, linked: &mu
                 parsed.push((at, Parsed::Nack { interest, reason }));
                 return Ok(());
             }
-            Parsed::Interest { interest, lp: Some(linked.len()), cs: CsKey::default() }
+            Parsed::Interest { interest, lp: Some(linked.len()), keys: Keys::default() }
         }
-        Some(DATA) if lp.headers.nack.is_none() => Parsed::Data { data: Data::decode(&fragment)?, lp: Some(linked.len()), cs: CsKey::default() },
+        Some(DATA) if lp.headers.nack.is_none() => Parsed::Data { data: Data::decode(&fragment)?, lp: Some(linked.len()), keys: Keys::default() },
         Some(t) => return Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
         None => return Err(WireError::Truncated),
     };

@@ -20,15 +20,13 @@
 //! buffer), the freshness deadline and links; recency is an index-linked list
 //! through the entries.
 
-use std::hash::BuildHasher;
-
 use bytes::Bytes;
-use foldhash::fast::RandomState;
 use trajan_wire::data::implicit_digest_of;
 use trajan_wire::{Data, Interest, Name};
 
 use crate::ilist::{Linked, Links, List, NIL};
 use crate::line_index::LineIndex;
+use crate::name_key::{NameHasher, NameKey};
 use crate::slab::Slab;
 
 /// The most packets a store holds, whatever it is configured with: its index
@@ -47,6 +45,9 @@ pub const MAX_INDIRECT: usize = 4;
 /// insert from ≈ 270 to ≈ 430–900 ns, two levels to ≈ 850–930), so deeper
 /// discovery relies on [`Cs::insert_indirect`]: a repeated discovery hits.
 pub const PREFIX_LEVELS: usize = 1;
+
+// The parent a [`NameKey`] carries is the one level registered.
+const _: () = assert!(PREFIX_LEVELS == 1);
 
 /// A cached packet.
 struct Direct {
@@ -85,9 +86,10 @@ impl Linked for Direct {
 /// The index tags of one packet's name (and, for a Data, of the parents it
 /// registers) in one store: the engine gets them from [`Cs::prefetch_lookup`] or
 /// [`Cs::prefetch_insert`] as it decodes a burst and hands them back to
-/// [`Cs::lookup_keyed`] or [`Cs::insert_keyed`], so each name is hashed once. A key
-/// is valid for the store that made it, within the burst (a capacity change
-/// between bursts may clear the store).
+/// [`Cs::lookup_keyed`] or [`Cs::insert_keyed`], so each name is hashed once, by
+/// the engine's [`NameHasher`] (the store's, see [`Cs::with_hasher`]). A key is
+/// valid for the store that made it, within the burst (a capacity change between
+/// bursts may clear the store).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CsKey {
     name: u32,
@@ -138,7 +140,7 @@ pub struct Cs {
     index: LineIndex,
     /// Most recently used first.
     lru: List,
-    hasher: RandomState,
+    names: NameHasher,
     capacity: usize,
     hits: u64,
     misses: u64,
@@ -147,12 +149,18 @@ pub struct Cs {
 impl Cs {
     /// A store holding at most `capacity` packets (up to [`MAX_CAPACITY`]); 0 disables caching.
     pub fn new(capacity: usize) -> Self {
+        Cs::with_hasher(capacity, NameHasher::new())
+    }
+
+    /// [`Cs::new`] hashing names with `names`, the engine's hasher, so that the
+    /// keys it computes once per packet ([`NameKey`]) are this store's.
+    pub fn with_hasher(capacity: usize, names: NameHasher) -> Self {
         Cs {
             direct: Slab::new(),
             indirect: Slab::new(),
             index: LineIndex::new(),
             lru: List::default(),
-            hasher: RandomState::default(),
+            names,
             capacity: capacity.min(MAX_CAPACITY),
             hits: 0,
             misses: 0,
@@ -196,49 +204,41 @@ impl Cs {
         }
     }
 
-    /// The index tag of a name (TLV-VALUE).
-    fn tag_of(&self, name: &[u8]) -> u32 {
-        LineIndex::tag(self.hasher.hash_one(name))
+    /// The index tag of `name`'s first `len` components.
+    fn tag_of(&self, name: &Name, len: usize) -> u32 {
+        LineIndex::tag(self.names.prefix(name, len))
     }
 
     fn find(&self, tag: u32, name: &[u8]) -> Option<Slot> {
         self.index.find(tag, |v| self.slot_name(Slot::decode(v)) == name).map(Slot::decode)
     }
 
-    /// `name`'s key: its tag, and with `parents` those of the prefixes an insert
-    /// registers ([`parent_lengths`]).
-    fn key(&self, name: &Name, parents: bool) -> CsKey {
-        let mut key = CsKey { name: self.tag_of(name.value()), parents: [0; PREFIX_LEVELS] };
-        if parents {
-            for (tag, k) in key.parents.iter_mut().zip(parent_lengths(name.len())) {
-                *tag = self.tag_of(name.prefix_value(k));
-            }
-        }
-        key
+    /// The store's key for a name whose [`NameKey`] (from this store's hasher) is `key`.
+    fn key(key: &NameKey) -> CsKey {
+        CsKey { name: LineIndex::tag(key.full), parents: [LineIndex::tag(key.parent)] }
     }
 
-    /// The key of an Interest named `name`, for [`Cs::lookup_keyed`], and starts
-    /// loading the index line that lookup probes first, so the engine can overlap
-    /// that miss with the rest of a burst. Nothing is hashed while caching is off.
-    pub fn prefetch_lookup(&self, name: &Name) -> CsKey {
-        if self.capacity == 0 {
-            return CsKey::default();
+    /// The key of an Interest whose name's hash (by this store's hasher) is
+    /// `hash`, for [`Cs::lookup_keyed`], and starts loading the index line that
+    /// lookup probes first, so the engine can overlap that miss with the rest of a
+    /// burst.
+    pub fn prefetch_lookup(&self, hash: u64) -> CsKey {
+        let key = CsKey { name: LineIndex::tag(hash), parents: [0; PREFIX_LEVELS] };
+        if self.capacity > 0 {
+            self.index.prefetch(key.name);
         }
-        let key = self.key(name, false);
-        self.index.prefetch(key.name);
         key
     }
 
     /// [`Cs::prefetch_lookup`] for [`Cs::insert_keyed`] of a Data named `name`:
     /// its name's line and those of the [`PREFIX_LEVELS`] parents it registers.
-    pub fn prefetch_insert(&self, name: &Name) -> CsKey {
-        if self.capacity == 0 {
-            return CsKey::default();
-        }
-        let key = self.key(name, true);
-        self.index.prefetch(key.name);
-        for &tag in key.parents.iter().take(parent_lengths(name.len()).len()) {
-            self.index.prefetch(tag);
+    pub fn prefetch_insert(&self, name: &Name, key: &NameKey) -> CsKey {
+        let key = Cs::key(key);
+        if self.capacity > 0 {
+            self.index.prefetch(key.name);
+            for &tag in key.parents.iter().take(parent_lengths(name.len()).len()) {
+                self.index.prefetch(tag);
+            }
         }
         key
     }
@@ -247,7 +247,7 @@ impl Cs {
     /// period makes it stale at once), evicting the least recently used when full.
     pub fn insert(&mut self, data: &Data, now_ms: u64) {
         if self.capacity > 0 {
-            self.insert_keyed(data, self.key(&data.name, true), now_ms);
+            self.insert_keyed(data, Cs::key(&self.names.key(&data.name)), now_ms);
         }
     }
 
@@ -347,8 +347,8 @@ impl Cs {
         if self.capacity == 0 || prefix.len() >= data_name.len() || !prefix.is_prefix_of(data_name) {
             return;
         }
-        let Some(Slot::Direct(target)) = self.find(self.tag_of(data_name.value()), data_name.value()) else { return };
-        let tag = self.tag_of(prefix.value());
+        let Some(Slot::Direct(target)) = self.find(self.tag_of(data_name, data_name.len()), data_name.value()) else { return };
+        let tag = self.tag_of(prefix, prefix.len());
         if self.find(tag, prefix.value()).is_none() {
             self.add_indirect(target, prefix.value().clone(), tag);
         }
@@ -359,7 +359,7 @@ impl Cs {
     /// digest, the Data whose full name it is; then, with CanBePrefix, the Data an
     /// indirect entry points at. With MustBeFresh only fresh Data qualify.
     pub fn lookup(&mut self, interest: &Interest, now_ms: u64) -> Option<&Bytes> {
-        let key = self.key(&interest.name, false);
+        let key = Cs::key(&self.names.key(&interest.name));
         self.lookup_keyed(interest, key, now_ms)
     }
 
@@ -395,7 +395,7 @@ impl Cs {
         }
         let digest = name.implicit_digest()?;
         let prefix = name.prefix_value(name.len() - 1);
-        match self.find(self.tag_of(prefix), prefix) {
+        match self.find(self.tag_of(name, name.len() - 1), prefix) {
             Some(Slot::Direct(idx)) => Some(idx).filter(usable).filter(|&idx| implicit_digest_of(&self.direct.at(idx).wire)[..] == *digest),
             _ => None,
         }
@@ -634,16 +634,16 @@ mod tests {
 
     #[test]
     fn keys_made_at_prefetch_find_what_unkeyed_calls_find() {
-        let mut cs = Cs::new(10);
+        let names = NameHasher::new();
+        let mut cs = Cs::with_hasher(10, names.clone());
         let d = data("/a/b/c", None, b"x");
-        let key = cs.prefetch_insert(&d.name);
+        let key = cs.prefetch_insert(&d.name, &names.key(&d.name));
         cs.insert_keyed(&d, key, 0);
         assert_eq!(get(&mut cs, "/a/b/c", false, false, 0).as_deref(), Some("/a/b/c"));
         assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"), "the parent registered with its prefetched tag");
         let i = interest(&name("/a/b"), true, false);
-        let key = cs.prefetch_lookup(&i.name);
+        let key = cs.prefetch_lookup(names.full(&i.name));
         assert!(cs.lookup_keyed(&i, key, 0).is_some());
-        assert_eq!(Cs::new(0).prefetch_insert(&d.name).name, 0, "nothing hashed while caching is off");
     }
 
     #[test]

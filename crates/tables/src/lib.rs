@@ -19,6 +19,7 @@ pub mod dead_nonce;
 pub mod fib;
 pub mod lpm;
 pub mod name_hash;
+pub mod name_key;
 pub mod pit;
 pub mod timer_wheel;
 
@@ -26,6 +27,7 @@ pub use cs::{Cs, CsKey};
 pub use dead_nonce::DeadNonceList;
 pub use fib::{Fib, FibEntry, FibReader, FibSource, FibVariant, FibWriter, NextHop};
 pub use lpm::LpmTable;
+pub use name_key::{NameHasher, NameKey};
 pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId, Probe};
 pub use timer_wheel::{TimerId, TimerWheel};
 

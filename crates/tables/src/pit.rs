@@ -12,16 +12,14 @@
 //! [`ARM_BATCH`] inserts): most entries are satisfied within microseconds, before
 //! then, and so never touch the wheel.
 
-use std::hash::BuildHasher;
-
 use bytes::Bytes;
-use foldhash::fast::RandomState;
 use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 use trajan_wire::{Data, Interest, NackReason, Name};
 
 use crate::ilist::NIL;
+use crate::name_key::NameHasher;
 use crate::slab::{Key, Slab};
 use crate::timer_wheel::{TimerId, TimerWheel};
 use crate::FaceId;
@@ -238,7 +236,7 @@ fn holds(entries: &Slab<Stored>, b: &Bucket, name: &[u8]) -> bool {
 pub struct Pit {
     entries: Slab<Stored>,
     index: HashTable<Bucket>,
-    hasher: RandomState,
+    names: NameHasher,
     timers: TimerWheel<PitId>,
     fired: Vec<PitId>,
     /// Entries inserted since timers were last armed (some may be gone already).
@@ -256,10 +254,16 @@ pub struct Pit {
 impl Pit {
     /// An empty PIT holding at most `capacity` entries, its timers starting at `now_ms`.
     pub fn new(capacity: usize, now_ms: u64) -> Self {
+        Pit::with_hasher(capacity, now_ms, NameHasher::new())
+    }
+
+    /// [`Pit::new`] hashing names with `names`, the engine's hasher, whose hash
+    /// of a name the engine computes once per packet and passes in.
+    pub fn with_hasher(capacity: usize, now_ms: u64, names: NameHasher) -> Self {
         Pit {
             entries: Slab::new(),
             index: HashTable::new(),
-            hasher: RandomState::default(),
+            names,
             timers: TimerWheel::new(now_ms),
             fired: Vec::new(),
             unarmed: Vec::new(),
@@ -289,15 +293,16 @@ impl Pit {
         PitId(self.entries.key_at(idx))
     }
 
-    fn bucket(&self, name: &[u8]) -> Option<&Bucket> {
-        self.index.find(self.hasher.hash_one(name), |b| holds(&self.entries, b, name))
+    /// The bucket of the name whose encoded components are `name` and whose hash is `hash`.
+    fn bucket(&self, hash: u64, name: &[u8]) -> Option<&Bucket> {
+        self.index.find(hash, |b| holds(&self.entries, b, name))
     }
 
     /// The entry for `interest`'s key, created if absent (with no records, expiring
     /// after the Interest's lifetime, its Nonce and HopLimit recorded but no
     /// encoding yet: see [`PitEntry::set_upstream`]). The flag is true for a new entry.
     pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
-        match self.find_or_insert_unless(interest, now_ms, || false) {
+        match self.find_or_insert_unless(interest, self.names.full(&interest.name), now_ms, || false) {
             Probe::Found(id) => Ok((id, false)),
             Probe::Inserted(id) => Ok((id, true)),
             Probe::Declined => unreachable!("never declined"),
@@ -308,12 +313,13 @@ impl Pit {
     /// [`Pit::find_or_insert`] in one probe, asking `decline` before creating an
     /// entry: the engine answers from the content store there, so an Interest costs
     /// one PIT lookup whether it aggregates, hits the CS or creates an entry.
-    pub fn find_or_insert_unless(&mut self, interest: &Interest, now_ms: u64, decline: impl FnOnce() -> bool) -> Probe {
+    /// `hash` is the name's, by this table's [`NameHasher`].
+    pub fn find_or_insert_unless(&mut self, interest: &Interest, hash: u64, now_ms: u64, decline: impl FnOnce() -> bool) -> Probe {
+        debug_assert_eq!(hash, self.names.full(&interest.name));
         if self.unarmed.len() >= ARM_BATCH {
             self.arm_new();
         }
         let name = interest.name.value().as_ref();
-        let hash = self.hasher.hash_one(name);
         let sel = selectors(interest.can_be_prefix, interest.must_be_fresh);
         let slot = self.index.entry(hash, |b| holds(&self.entries, b, name), |b| b.hash);
         if let Entry::Occupied(b) = &slot {
@@ -369,7 +375,7 @@ impl Pit {
 
     /// The entry with exactly this key.
     pub fn find(&self, name: &Name, can_be_prefix: bool, must_be_fresh: bool) -> Option<PitId> {
-        let idx = self.bucket(name.value())?.ids[selectors(can_be_prefix, must_be_fresh)];
+        let idx = self.bucket(self.names.full(name), name.value())?.ids[selectors(can_be_prefix, must_be_fresh)];
         (idx != NIL).then(|| self.id_at(idx))
     }
 
@@ -419,14 +425,17 @@ impl Pit {
     /// selectors, each proper prefix of its name with CanBePrefix, and its full name
     /// (with the implicit digest, computed only when some entry asks for a digest).
     /// MustBeFresh is not checked, as in NFD: fresh Data arriving satisfies it.
-    pub fn matches_for_data(&self, data: &Data, out: &mut SmallVec<[PitId; 4]>) {
+    /// `hash` is the Data name's, by this table's [`NameHasher`].
+    pub fn matches_for_data(&self, data: &Data, hash: u64, out: &mut SmallVec<[PitId; 4]>) {
+        debug_assert_eq!(hash, self.names.full(&data.name));
         let live = |ids: [u32; 4]| ids.into_iter().filter(|&i| i != NIL);
-        if let Some(b) = self.bucket(data.name.value()) {
+        if let Some(b) = self.bucket(hash, data.name.value()) {
             out.extend(live(b.ids).map(|i| self.id_at(i)));
         }
         if self.prefix_entries > 0 {
-            for len in 0..data.name.len() {
-                if let Some(b) = self.bucket(data.name.prefix_value(len)) {
+            let name = &data.name;
+            for len in 0..name.len() {
+                if let Some(b) = self.bucket(self.names.prefix(name, len), name.prefix_value(len)) {
                     let prefix_ids = [b.ids[selectors(true, false)], b.ids[selectors(true, true)]];
                     out.extend(prefix_ids.into_iter().filter(|&i| i != NIL).map(|i| self.id_at(i)));
                 }
@@ -434,7 +443,7 @@ impl Pit {
         }
         if self.digest_entries > 0 {
             let full = data.full_name();
-            if let Some(b) = self.bucket(full.value()) {
+            if let Some(b) = self.bucket(self.names.full(&full), full.value()) {
                 out.extend(live(b.ids).map(|i| self.id_at(i)));
             }
         }
@@ -509,7 +518,7 @@ mod tests {
 
     fn matches(pit: &Pit, d: &Data) -> Vec<PitId> {
         let mut out = SmallVec::new();
-        pit.matches_for_data(d, &mut out);
+        pit.matches_for_data(d, pit.names.full(&d.name), &mut out);
         let mut v = out.into_vec();
         v.sort_by_key(|id| id.0.idx);
         v
