@@ -147,7 +147,7 @@ pub fn ndn_to_icn(pkt: &Bytes) -> Result<augustus::Packet, EncapError> {
         }
         Some(DATA) => {
             let d = Data::decode(&inner)?;
-            to_icn(augustus::Packet::from_name(augustus::Kind::Data, &d.name, d.content))
+            to_icn(augustus::Packet::from_name(augustus::Kind::Data, &d.name, d.content_bytes()))
         }
         _ => Err(EncapError::Untranslatable),
     }
@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(ndn_to_icn(&ndn).unwrap(), aug);
         let data = augustus::Packet::from_name(augustus::Kind::Data, &name, Bytes::from_static(b"payload")).unwrap();
         let ndn = icn_to_ndn(&data.encode()).unwrap();
-        assert_eq!(Data::decode(&ndn).unwrap().content, Bytes::from_static(b"payload"));
+        assert_eq!(Data::decode(&ndn).unwrap().content(), b"payload");
         assert_eq!(ndn_to_icn(&ndn).unwrap().encode(), data.encode());
         let typed: trajan_wire::Name = "/a/seg=1".parse().unwrap();
         assert!(ndn_to_icn(&Interest::new(typed).encode()).is_err());

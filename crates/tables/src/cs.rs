@@ -53,8 +53,9 @@ const _: () = assert!(PREFIX_LEVELS == 1);
 struct Direct {
     /// The whole Data element, as received: what is sent to a consumer.
     wire: Bytes,
-    /// TLV-VALUE of its Name, a view into `wire`.
-    name: Bytes,
+    /// Where TLV-VALUE of its Name lies in `wire` (offsets, not a second
+    /// reference-counted view of the buffer).
+    name: std::ops::Range<u32>,
     /// Index tag of `name`, so an eviction does not read the cold packet again.
     tag: u32,
     /// The Data is fresh strictly before this time.
@@ -72,6 +73,13 @@ struct Indirect {
     name: Bytes,
     /// The cached packet (slab index in `direct`).
     target: u32,
+}
+
+impl Direct {
+    /// TLV-VALUE of the packet's Name.
+    fn name(&self) -> &[u8] {
+        &self.wire[self.name.start as usize..self.name.end as usize]
+    }
 }
 
 impl Linked for Direct {
@@ -199,7 +207,7 @@ impl Cs {
 
     fn slot_name(&self, slot: Slot) -> &[u8] {
         match slot {
-            Slot::Direct(i) => &self.direct.at(i).name,
+            Slot::Direct(i) => self.direct.at(i).name(),
             Slot::Indirect(i) => &self.indirect.at(i).name,
         }
     }
@@ -258,13 +266,17 @@ impl Cs {
             return;
         }
         let fresh_until = now_ms.saturating_add(data.freshness_ms.unwrap_or(0));
+        // Every decoded packet's name lies in its encoding; one renamed by its
+        // holder is not cached.
+        let Some(at) = data.name_range() else { return };
+        let at = at.start as u32..at.end as u32;
         let name = data.name.value();
         let tag = key.name;
         match self.find(tag, name) {
             Some(Slot::Direct(idx)) => {
                 let d = self.direct.at_mut(idx);
                 d.wire = data.wire.clone();
-                d.name = name.clone();
+                d.name = at;
                 d.fresh_until = fresh_until;
                 self.touch(idx);
                 self.register_prefixes(idx, &data.name, &key.parents);
@@ -278,7 +290,7 @@ impl Cs {
         }
         let entry = Direct {
             wire: data.wire.clone(),
-            name: name.clone(),
+            name: at,
             tag,
             fresh_until,
             indirect: [NIL; MAX_INDIRECT],
@@ -409,7 +421,7 @@ impl Cs {
         let mut at = self.lru.head();
         while let Some(idx) = at.filter(|_| doomed.len() < limit) {
             let d = self.direct.at(idx);
-            if d.name.starts_with(start) {
+            if d.name().starts_with(start) {
                 doomed.push(idx);
             }
             at = self.lru.next(&self.direct, idx);
@@ -489,7 +501,7 @@ mod tests {
     }
 
     fn content(cs: &mut Cs, uri: &str, now: u64) -> Option<Vec<u8>> {
-        answer(cs, &name(uri), false, false, now).map(|d| d.content.to_vec())
+        answer(cs, &name(uri), false, false, now).map(|d| d.content().to_vec())
     }
 
     /// Caches `uri` and records it as the answer to CanBePrefix Interests for `prefixes`.
@@ -590,7 +602,7 @@ mod tests {
         let full = d.full_name();
         let wrong = data("/a/b", Some(1000), b"two").full_name();
         cs.insert(&d, 0);
-        let hit = |cs: &mut Cs, n: &Name, cbp, mbf, now| answer(cs, n, cbp, mbf, now).map(|d| d.content.to_vec());
+        let hit = |cs: &mut Cs, n: &Name, cbp, mbf, now| answer(cs, n, cbp, mbf, now).map(|d| d.content().to_vec());
         assert_eq!(hit(&mut cs, &full, false, false, 0), Some(b"one".to_vec()));
         assert_eq!(hit(&mut cs, &full, true, false, 0), Some(b"one".to_vec()));
         assert_eq!(hit(&mut cs, &wrong, false, false, 0), None);

@@ -376,7 +376,7 @@ impl Client {
         let fields = SignatureFields { nonce: Some(rand::random::<[u8; 8]>().to_vec()), time_ms: Some(now_ms()), seq_num: None };
         sign_digest_sha256(&mut i, &[], &fields);
         match self.express(&i)? {
-            Reply::Data(d) => ControlResponse::decode(&d.content)
+            Reply::Data(d) => ControlResponse::decode(&d.content_bytes())
                 .with_context(|| format!("{module}/{verb}: the forwarder's reply is not a ControlResponse")),
             Reply::Nack(r) => bail!("{module}/{verb}: the forwarder returned a Nack ({r:?})"),
             Reply::Timeout => bail!("{module}/{verb}: no response from the forwarder at {}", self.transport),
@@ -422,10 +422,10 @@ impl Client {
                 i.lifetime_ms = first.lifetime_ms;
                 data = self.expect_data(&i, &what)?;
             }
-            if content.len() + data.content.len() > MAX_DATASET_BYTES {
+            if content.len() + data.content().len() > MAX_DATASET_BYTES {
                 bail!("{what}: larger than {MAX_DATASET_BYTES} bytes");
             }
-            content.extend_from_slice(&data.content);
+            content.extend_from_slice(data.content());
             match final_segment(&data) {
                 Some(f) if f == seg => return Ok(content.freeze()),
                 Some(f) if f < seg => bail!("{what}: FinalBlockId {f} precedes segment {seg}"),
@@ -659,7 +659,7 @@ mod tests {
         i.nonce = Some(5);
         assert!(matches!(c.express(&i).unwrap(), Reply::Nack(NackReason::NoRoute)));
         match c.express(&Interest::new("/lp".parse().unwrap())).unwrap() {
-            Reply::Data(d) => assert_eq!(&d.content[..], b"lp"),
+            Reply::Data(d) => assert_eq!(d.content(), b"lp"),
             other => panic!("{other:?}"),
         }
         server.join().unwrap();

@@ -197,14 +197,14 @@ mod tests {
             assert_eq!(d.name.segment(), Some(i as u64));
             assert_eq!(crate::client::final_segment(&d), Some(2));
             assert_eq!(d.freshness_ms, Some(500));
-            joined.extend_from_slice(&d.content);
+            joined.extend_from_slice(d.content());
         }
         assert_eq!(joined, content);
         // Exact multiples do not add an empty segment; an empty file is one segment.
         assert_eq!(Publication::new(&"/f".parse().unwrap(), 1, &content[..2000], 1000, 0).unwrap().len(), 2);
         let empty = Publication::new(&"/f".parse().unwrap(), 1, &[], 1000, 0).unwrap();
         assert_eq!(empty.len(), 1);
-        assert!(decode(&empty.segments[0]).content.is_empty());
+        assert!(decode(&empty.segments[0]).content().is_empty());
         assert!(Publication::new(&"/f".parse().unwrap(), 1, &[0; 9000], 9000, 0).is_err());
     }
 
@@ -228,7 +228,7 @@ mod tests {
         i.can_be_prefix = true;
         let meta = Data::decode(p.answer(&i).unwrap().1).unwrap();
         assert_eq!(meta.name.to_string(), "/f/32=metadata/v=42/seg=0");
-        let named = Name::from_wire(&meta.content.slice(..p.versioned_name().to_wire().len())).unwrap();
+        let named = Name::from_wire(&meta.content_bytes().slice(..p.versioned_name().to_wire().len())).unwrap();
         assert_eq!(&named, p.versioned_name());
         assert_eq!(ask("/f", false), None);
         assert_eq!(ask("/g", true), None);

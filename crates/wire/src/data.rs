@@ -25,16 +25,18 @@ pub struct Data {
     pub freshness_ms: Option<u64>,
     /// The FinalBlockId's component (whole TLV), if present.
     pub final_block_id: Option<Bytes>,
-    /// TLV-VALUE of Content.
-    pub content: Bytes,
+    /// Where TLV-VALUE of Content lies in `wire`: kept as offsets, not as a `Bytes`
+    /// view, because the forwarder never reads it and a view costs an atomic
+    /// reference count increment and decrement per packet.
+    content: std::ops::Range<usize>,
     pub signature_type: u64,
     /// The whole Data element as received.
     pub wire: Bytes,
 }
 
 impl Data {
-    /// Decodes a whole Data element. The name and content are `Bytes` views of
-    /// `wire`; nothing else is copied or reference-counted.
+    /// Decodes a whole Data element. The name is a `Bytes` view of `wire`; nothing
+    /// else is copied or reference-counted.
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
         let (outer, el) = SliceReader::outer(wire, DATA)?;
         let mut r = outer.inner(&el);
@@ -63,7 +65,7 @@ impl Data {
             last = k;
             match e.typ {
                 META_INFO => meta = decode_meta_info(wire, r.inner(&e))?,
-                CONTENT => content = Some(wire.slice(e.value())),
+                CONTENT => content = Some(e.value()),
                 SIGNATURE_INFO => {
                     let mut s = r.inner(&e);
                     let t = s.expect(SIGNATURE_TYPE)?;
@@ -82,6 +84,28 @@ impl Data {
         let MetaInfo { content_type, freshness_ms, final_block_id } = meta;
         let content = content.unwrap_or_default();
         Ok(Data { name, content_type, freshness_ms, final_block_id, content, signature_type, wire: wire.clone() })
+    }
+
+    /// Where the name's encoded components (TLV-VALUE of Name) lie in `wire`, as
+    /// for every decoded packet; `None` if `name` was replaced by one that is not
+    /// a view of this packet. A cache keeps these offsets instead of a second
+    /// reference-counted view of the buffer.
+    pub fn name_range(&self) -> Option<std::ops::Range<usize>> {
+        let (wire, name) = (&self.wire[..], &self.name.value()[..]);
+        let start = (name.as_ptr() as usize).checked_sub(wire.as_ptr() as usize)?;
+        let range = start..start + name.len();
+        (range.end <= wire.len()).then_some(range)
+    }
+
+    /// TLV-VALUE of Content (empty when the packet has none).
+    pub fn content(&self) -> &[u8] {
+        &self.wire[self.content.clone()]
+    }
+
+    /// [`Data::content`] as a view of the packet's buffer, for a consumer that
+    /// keeps it.
+    pub fn content_bytes(&self) -> Bytes {
+        self.wire.slice(self.content.clone())
     }
 
     /// SHA-256 of the whole encoding: the value of the implicit digest component
@@ -215,7 +239,11 @@ mod tests {
         let d = Data::decode(&w).unwrap();
         assert_eq!(d.name.to_string(), "/a/seg=2");
         assert_eq!(d.freshness_ms, Some(1000));
-        assert_eq!(&d.content[..], b"hello");
+        assert_eq!(d.content(), b"hello");
+        assert_eq!(d.name_range().map(|r| &w[r]), Some(&d.name.value()[..]));
+        let mut renamed = d.clone();
+        renamed.name = "/b".parse().unwrap();
+        assert_eq!(renamed.name_range(), None, "a name from elsewhere is not located in the packet");
         assert!(d.is_final_block());
         assert_eq!(d.wire, w);
         assert_eq!(d.full_name().len(), 3);
@@ -238,7 +266,7 @@ mod tests {
             if let Some(f) = fresh { b = b.freshness_ms(f as u64); }
             let w = b.build(&content);
             let d = Data::decode(&w).unwrap();
-            prop_assert_eq!(&d.content[..], &content[..]);
+            prop_assert_eq!(d.content(), &content[..]);
             prop_assert_eq!(d.freshness_ms, fresh.map(|f| f as u64));
         }
 

@@ -63,9 +63,9 @@ pub fn data(bytes: &[u8]) {
     if let Some(ms) = d.freshness_ms {
         builder = builder.freshness_ms(ms);
     }
-    let rebuilt = Data::decode(&builder.build(&d.content)).expect("a rebuilt Data must decode");
+    let rebuilt = Data::decode(&builder.build(d.content())).expect("a rebuilt Data must decode");
     assert_eq!(rebuilt.name, d.name);
-    assert_eq!(rebuilt.content, d.content);
+    assert_eq!(rebuilt.content(), d.content());
     assert_eq!(rebuilt.content_type, d.content_type);
     assert_eq!(rebuilt.freshness_ms, d.freshness_ms);
     assert_eq!(rebuilt.signature_type, SIGNATURE_DIGEST_SHA256);

@@ -259,7 +259,8 @@ mod tests {
         v[at] = b'C';
         let tampered = Data::decode(&Bytes::from(v)).unwrap();
         assert_eq!(verify_data(&tampered), Ok(SignatureCheck::Invalid));
-        let other = Data { signature_type: 3, ..d };
+        let mut other = d;
+        other.signature_type = 3;
         assert_eq!(verify_data(&other), Ok(SignatureCheck::OtherType(3)));
     }
 
