@@ -10,15 +10,19 @@
 //! longest proper prefixes (the newest packet under a prefix answers it), and the
 //! engine adds the name of any CanBePrefix Interest the packet satisfied
 //! ([`Cs::insert_indirect`], up to [`MAX_INDIRECT`] entries per packet), so
-//! discovery one component above a cached packet, or repeated exactly, is one probe. A CanBePrefix Interest for a prefix
-//! further up (or the root) that no earlier Interest asked for misses and goes
-//! upstream, which is always a correct answer for a cache; exact names and implicit
-//! digests never miss while their Data is cached. The price is up to
-//! [`MAX_INDIRECT`] extra index entries per packet, inserted and removed with it.
+//! discovery one component above a cached packet, or repeated exactly, is one
+//! probe. A CanBePrefix Interest for a prefix further up (or the root) that no
+//! earlier Interest asked for misses and goes upstream, which is always a correct
+//! answer for a cache; exact names and implicit digests never miss while their
+//! Data is cached. The price is up to [`PREFIX_LEVELS`] + [`MAX_INDIRECT`] extra
+//! index entries per packet, inserted and removed with it. The parent entry every
+//! packet registers is only an index slot naming the packet (its name is the
+//! packet's own name less the last component), so it costs no allocation and no
+//! reference count; the entries Interests add keep their own names.
 //!
-//! Entries keep only the Data's wire encoding, its name (a view into that same
-//! buffer), the freshness deadline and links; recency is an index-linked list
-//! through the entries.
+//! Entries keep only the Data's wire encoding, where its name lies in it, the
+//! freshness deadline and links; recency is an index-linked list through the
+//! entries.
 
 use bytes::Bytes;
 use trajan_wire::data::implicit_digest_of;
@@ -30,20 +34,23 @@ use crate::name_key::{NameHasher, NameKey};
 use crate::slab::Slab;
 
 /// The most packets a store holds, whatever it is configured with: its index
-/// stores 31-bit slab indices for packets and for their (up to [`MAX_INDIRECT`])
-/// indirect entries. 268 M packets is far beyond any memory this runs in.
+/// stores 30-bit slab indices for packets and for their (up to [`MAX_INDIRECT`])
+/// indirect entries, beside two bits of kind ([`Slot`]). 268 M packets is far
+/// beyond any memory this runs in.
 pub const MAX_CAPACITY: usize = 1 << 28;
 
-/// Indirect entries one cached packet keeps at most (NDN-DPDK keeps 4 as well).
-/// Bounds the index at (1 + this) × capacity names whatever the traffic.
+/// Indirect entries from Interests ([`Cs::insert_indirect`]) one cached packet
+/// keeps at most (NDN-DPDK keeps 4 as well). Bounds the index at (1 +
+/// [`PREFIX_LEVELS`] + this) × capacity names whatever the traffic.
 pub const MAX_INDIRECT: usize = 4;
 
 /// How many of a packet's longest proper prefixes it answers as soon as it is
 /// cached: its parent, so a CanBePrefix Interest one component above an exactly
-/// fetched packet is a hit, as in NFD. Each level costs an indirect entry created
-/// and later removed per packet (in the worst-case benchmark one level took the CS
-/// insert from ≈ 270 to ≈ 430–900 ns, two levels to ≈ 850–930), so deeper
-/// discovery relies on [`Cs::insert_indirect`]: a repeated discovery hits.
+/// fetched packet is a hit, as in NFD. Each level costs an index entry created
+/// and later removed per packet (in the worst-case benchmark one level, then an
+/// indirect entry of its own, took the CS insert from ≈ 270 to ≈ 430–900 ns, two
+/// levels to ≈ 850–930), so deeper discovery relies on [`Cs::insert_indirect`]: a
+/// repeated discovery hits.
 pub const PREFIX_LEVELS: usize = 1;
 
 // The parent a [`NameKey`] carries is the one level registered.
@@ -58,6 +65,10 @@ struct Direct {
     name: std::ops::Range<u32>,
     /// Index tag of `name`, so an eviction does not read the cold packet again.
     tag: u32,
+    /// Bytes of `name` that its registered parent prefix spans (0: no parent
+    /// registered, the root being never registered), and that prefix's tag.
+    parent_len: u32,
+    parent_tag: u32,
     /// The Data is fresh strictly before this time.
     fresh_until: u64,
     /// Indirect entries that point here, removed with it.
@@ -79,6 +90,11 @@ impl Direct {
     /// TLV-VALUE of the packet's Name.
     fn name(&self) -> &[u8] {
         &self.wire[self.name.start as usize..self.name.end as usize]
+    }
+
+    /// TLV-VALUE of the parent prefix it registered (empty if none).
+    fn parent_name(&self) -> &[u8] {
+        &self.name()[..self.parent_len as usize]
     }
 }
 
@@ -110,31 +126,38 @@ fn parent_lengths(n: usize) -> std::iter::Rev<std::ops::Range<usize>> {
     (n.saturating_sub(PREFIX_LEVELS).max(1)..n).rev()
 }
 
-/// What an index slot names: a cached packet or an indirect entry. One name has at
-/// most one slot; a packet with exactly that name replaces an indirect entry, since
-/// it is what a CanBePrefix Interest for the name would be answered with first.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// What an index slot names: a cached packet, an indirect entry, or the parent
+/// prefix of a cached packet (answered by that packet). One name has at most one
+/// slot; a packet with exactly that name replaces an indirect or parent entry,
+/// since it is what a CanBePrefix Interest for the name would be answered with first.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Slot {
     Direct(u32),
     Indirect(u32),
+    Parent(u32),
 }
 
-/// The index value's top bit tells an indirect entry from a packet.
+/// The index value's top bit marks an indirect entry (slab indices below 2^30),
+/// the next one a parent entry (packet indices, below [`MAX_CAPACITY`]).
 const INDIRECT_BIT: u32 = 1 << 31;
+const PARENT_BIT: u32 = 1 << 30;
 
 impl Slot {
     fn encode(self) -> u32 {
         match self {
             Slot::Direct(i) => i,
             Slot::Indirect(i) => i | INDIRECT_BIT,
+            Slot::Parent(i) => i | PARENT_BIT,
         }
     }
 
     fn decode(v: u32) -> Slot {
-        if v & INDIRECT_BIT == 0 {
-            Slot::Direct(v)
-        } else {
+        if v & INDIRECT_BIT != 0 {
             Slot::Indirect(v & !INDIRECT_BIT)
+        } else if v & PARENT_BIT != 0 {
+            Slot::Parent(v & !PARENT_BIT)
+        } else {
+            Slot::Direct(v)
         }
     }
 }
@@ -149,6 +172,8 @@ pub struct Cs {
     /// Most recently used first.
     lru: List,
     names: NameHasher,
+    /// Packets with their parent registered (parent slots in the index).
+    parents: usize,
     capacity: usize,
     hits: u64,
     misses: u64,
@@ -169,6 +194,7 @@ impl Cs {
             index: LineIndex::new(),
             lru: List::default(),
             names,
+            parents: 0,
             capacity: capacity.min(MAX_CAPACITY),
             hits: 0,
             misses: 0,
@@ -185,9 +211,10 @@ impl Cs {
         self.direct.len() == 0
     }
 
-    /// Number of indirect (CanBePrefix) entries, at most [`MAX_INDIRECT`] per packet.
+    /// Number of indirect (CanBePrefix) entries: at most [`PREFIX_LEVELS`] parents
+    /// and [`MAX_INDIRECT`] names from Interests per packet.
     pub fn indirect_len(&self) -> usize {
-        self.indirect.len()
+        self.indirect.len() + self.parents
     }
 
     /// The most packets the store holds.
@@ -209,6 +236,7 @@ impl Cs {
         match slot {
             Slot::Direct(i) => self.direct.at(i).name(),
             Slot::Indirect(i) => &self.indirect.at(i).name,
+            Slot::Parent(i) => self.direct.at(i).parent_name(),
         }
     }
 
@@ -283,6 +311,7 @@ impl Cs {
                 return;
             }
             Some(Slot::Indirect(i)) => self.remove_indirect(i, tag),
+            Some(Slot::Parent(p)) => self.drop_parent(p),
             None => {}
         }
         while self.direct.len() >= self.capacity {
@@ -292,6 +321,8 @@ impl Cs {
             wire: data.wire.clone(),
             name: at,
             tag,
+            parent_len: 0,
+            parent_tag: 0,
             fresh_until,
             indirect: [NIL; MAX_INDIRECT],
             indirect_tags: [0; MAX_INDIRECT],
@@ -316,8 +347,33 @@ impl Cs {
             match self.find(tag, prefix) {
                 Some(Slot::Direct(_)) => {}
                 Some(Slot::Indirect(i)) => self.retarget(i, idx),
-                None => self.add_indirect(idx, name.value().slice(..prefix.len()), tag),
+                Some(Slot::Parent(p)) if p == idx => {}
+                Some(Slot::Parent(p)) => {
+                    self.drop_parent(p);
+                    self.add_parent(idx, prefix.len(), tag);
+                }
+                None => self.add_parent(idx, prefix.len(), tag),
             }
+        }
+    }
+
+    /// Registers the first `len` bytes of packet `idx`'s name (a proper prefix,
+    /// tagged `tag`, not in the index) as answered by it.
+    fn add_parent(&mut self, idx: u32, len: usize, tag: u32) {
+        let d = self.direct.at_mut(idx);
+        d.parent_len = len as u32;
+        d.parent_tag = tag;
+        self.index.insert(tag, Slot::Parent(idx).encode());
+        self.parents += 1;
+    }
+
+    /// Takes packet `idx`'s parent registration out of the index.
+    fn drop_parent(&mut self, idx: u32) {
+        let d = self.direct.at_mut(idx);
+        let (len, tag) = (std::mem::take(&mut d.parent_len), d.parent_tag);
+        if len != 0 {
+            self.index.remove(tag, Slot::Parent(idx).encode());
+            self.parents -= 1;
         }
     }
 
@@ -403,6 +459,7 @@ impl Cs {
                     return Some(idx);
                 }
             }
+            Some(Slot::Parent(idx)) if interest.can_be_prefix && usable(&idx) => return Some(idx),
             _ => {}
         }
         let digest = name.implicit_digest()?;
@@ -456,6 +513,9 @@ impl Cs {
         // The unlink just wrote `next` (the new tail), so it is in cache.
         let d = self.direct.at(next);
         self.index.prefetch(d.tag);
+        if d.parent_len != 0 {
+            self.index.prefetch(d.parent_tag);
+        }
         for (&i, &tag) in d.indirect.iter().zip(&d.indirect_tags).filter(|(&i, _)| i != NIL) {
             self.indirect.prefetch(i);
             self.index.prefetch(tag);
@@ -467,6 +527,7 @@ impl Cs {
     }
 
     fn evict(&mut self, idx: u32) {
+        self.drop_parent(idx);
         self.lru.unlink(&mut self.direct, idx);
         let Some(d) = self.direct.remove(self.direct.key_at(idx)) else { return };
         self.index.remove(d.tag, Slot::Direct(idx).encode());
@@ -548,7 +609,7 @@ mod tests {
         for p in ["/", "/a", "/a/b", "/a/b/c", "/a/b/c/d"] {
             cs.insert_indirect(&name(p), &d.name);
         }
-        assert_eq!(cs.indirect_len(), MAX_INDIRECT, "no more than the packet's bound");
+        assert_eq!(cs.indirect_len(), PREFIX_LEVELS + MAX_INDIRECT, "no more than the packet's bound");
         assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
         assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None, "past the bound");
     }
