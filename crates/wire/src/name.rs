@@ -283,8 +283,22 @@ impl Name {
     }
 
     /// The implicit SHA-256 digest in the last component, if present.
+    ///
+    /// Asked of every Interest and Data the engine forwards, so it reads the last
+    /// component's two header bytes instead of parsing it: validation made a
+    /// digest component's header exactly one type byte and one length byte (32).
+    #[inline]
     pub fn implicit_digest(&self) -> Option<&[u8]> {
-        self.last().filter(|c| c.typ == IMPLICIT_SHA256_DIGEST).map(|c| c.value)
+        let n = self.len();
+        let start = match n {
+            0 => return None,
+            1 => 0,
+            _ => self.end(n - 2),
+        };
+        match &self.value[start..] {
+            [t, 32, digest @ ..] if u32::from(*t) == IMPLICIT_SHA256_DIGEST && digest.len() == 32 => Some(digest),
+            _ => None,
+        }
     }
 
     /// Appends the whole Name element to `out`.
@@ -596,6 +610,19 @@ mod tests {
             prop_assert_eq!(longer.get(d.len()).value, b"x");
             prop_assert_eq!(longer.prefix(d.len()), d.clone());
             prop_assert_eq!(d.components().map(|c| (c.typ, c.value)).collect::<Vec<_>>(), parts);
+        }
+
+        /// The digest read from the last component's header bytes is the one
+        /// its parsed component holds, with or without a digest at the end.
+        #[test]
+        fn implicit_digest_is_the_last_digest_component(n in arb_name(), digest in proptest::option::of(any::<[u8; 32]>())) {
+            let n = match digest {
+                Some(d) => n.append(IMPLICIT_SHA256_DIGEST, &d),
+                None => n,
+            };
+            let parsed = n.last().filter(|c| c.typ == IMPLICIT_SHA256_DIGEST).map(|c| c.value);
+            prop_assert_eq!(n.implicit_digest(), parsed);
+            prop_assert_eq!(parsed.is_some(), digest.is_some());
         }
 
         #[test]
