@@ -38,6 +38,9 @@ pub struct PitId(Key);
 #[error("PIT is full")]
 pub struct PitFull;
 
+/// In-records a [`PitEntry`] holds without a heap allocation.
+pub const IN_RECORDS_INLINE: usize = 4;
+
 /// A downstream that asked for the entry's Data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InRecord {
@@ -81,8 +84,10 @@ pub struct PitEntry {
     pub nonce: u32,
     /// The HopLimit in `wire`, if it has one.
     pub hop_limit: Option<u8>,
-    /// Who is waiting; usually one downstream, so two fit inline.
-    pub in_records: SmallVec<[InRecord; 2]>,
+    /// Who is waiting. Four fit inline (NDN-DPDK's entry keeps six before an
+    /// extension), so aggregating the Interests of up to four consumers
+    /// allocates nothing.
+    pub in_records: SmallVec<[InRecord; IN_RECORDS_INLINE]>,
     /// Where the Interest went; usually one upstream, so two fit inline.
     pub out_records: SmallVec<[OutRecord; 2]>,
     /// When the entry dies: the latest in-record expiry (the first Interest's
