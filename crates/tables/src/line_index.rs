@@ -29,6 +29,41 @@ struct Bucket {
     passing: u32,
 }
 
+impl Bucket {
+    /// Bit `w` set for each way whose tag is `tag`. Every CS lookup, insert and
+    /// eviction probes a bucket or two, and comparing the seven tags one by one
+    /// was ≈ 120 instructions a probe (callgrind, 8 % of a worst-case exchange).
+    #[inline]
+    fn matching(&self, tag: u32) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_set1_epi32};
+            // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are
+            // available; the two unaligned 16-byte loads read `tags[0..4]` and
+            // `tags[3..7]`, both inside `self.tags` (7 × 4 bytes).
+            unsafe {
+                let key = _mm_set1_epi32(tag as i32);
+                let lo = _mm_loadu_si128(self.tags.as_ptr().cast());
+                let hi = _mm_loadu_si128(self.tags.as_ptr().add(WAYS - 4).cast());
+                let lo = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, key))) as u32;
+                let hi = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, key))) as u32;
+                lo | hi << (WAYS - 4)
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.matching_each(tag)
+        }
+    }
+
+    /// [`Bucket::matching`] one way at a time: the definition, and what other
+    /// targets run.
+    #[cfg(any(test, not(target_arch = "x86_64")))]
+    fn matching_each(&self, tag: u32) -> u32 {
+        self.tags.iter().enumerate().filter(|&(_, &t)| t == tag).fold(0, |m, (w, _)| m | 1 << w)
+    }
+}
+
 const VACANT: Bucket = Bucket { tags: [0; WAYS], vals: [EMPTY; WAYS], passing: 0 };
 
 /// The index: 32-bit tags (the high half of a name's 64-bit hash) to 32-bit values,
@@ -79,9 +114,13 @@ impl LineIndex {
         let mut b = self.home(tag);
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
-            for w in 0..WAYS {
-                if bucket.tags[w] == tag && bucket.vals[w] != EMPTY && is(bucket.vals[w]) {
-                    return Some(bucket.vals[w]);
+            // The ways whose tag matches, found at once; usually none or one.
+            let mut hits = bucket.matching(tag);
+            while hits != 0 {
+                let v = bucket.vals[hits.trailing_zeros() as usize];
+                hits &= hits - 1;
+                if v != EMPTY && is(v) {
+                    return Some(v);
                 }
             }
             if bucket.passing == 0 {
@@ -124,8 +163,12 @@ impl LineIndex {
         let mut b = home;
         for _ in 0..self.buckets.len() {
             let bucket = &mut self.buckets[b];
-            if let Some(w) = (0..WAYS).find(|&w| bucket.tags[w] == tag && bucket.vals[w] == val) {
-                bucket.vals[w] = EMPTY;
+            let mut hits = bucket.matching(tag);
+            while hits != 0 && bucket.vals[hits.trailing_zeros() as usize] != val {
+                hits &= hits - 1;
+            }
+            if hits != 0 {
+                bucket.vals[hits.trailing_zeros() as usize] = EMPTY;
                 let mut p = home;
                 while p != b {
                     self.buckets[p].passing -= 1;
@@ -191,6 +234,14 @@ mod tests {
     }
 
     proptest! {
+        /// The ways found at once are those a one-by-one comparison finds,
+        /// with tags drawn from a small set so several ways match.
+        #[test]
+        fn matching_ways_agree_with_each_way(tags in proptest::array::uniform7(0u32..3), tag in 0u32..3) {
+            let bucket = Bucket { tags, ..VACANT };
+            prop_assert_eq!(bucket.matching(tag), bucket.matching_each(tag));
+        }
+
         /// The index agrees with a map from (tag, value) through inserts and
         /// removals, with tags drawn from a small set so buckets overflow.
         #[test]
