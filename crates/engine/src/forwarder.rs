@@ -180,10 +180,7 @@ impl<F: FibSource> Forwarder<F> {
             if !entry.satisfied {
                 self.counters.unsatisfied_interests += 1;
             }
-            let hash = self.names.full(entry.name());
-            for o in &entry.out_records {
-                self.dead_nonces.add(hash, o.nonce, now_ms);
-            }
+            remember_nonces(&mut self.dead_nonces, &self.names, &entry, now_ms);
         }
         self.expired = expired;
     }
@@ -529,10 +526,7 @@ impl<F: FibSource> Forwarder<F> {
                 sent.push((r.face, r.pit_token.clone()));
             }
             if entry.must_be_fresh() && stale_soon {
-                let hash = self.names.full(entry.name());
-                for o in &entry.out_records {
-                    self.dead_nonces.add(hash, o.nonce, now);
-                }
+                remember_nonces(&mut self.dead_nonces, &self.names, entry, now);
             }
             self.pit.discard(id);
         }
@@ -581,12 +575,18 @@ impl<F: FibSource> Forwarder<F> {
                     i.nonce = Some(r.nonce);
                     self.send_nack(r.face, &i, reason, r.pit_token.clone(), out);
                 }
-                let hash = self.names.full(entry.name());
-                for o in &entry.out_records {
-                    self.dead_nonces.add(hash, o.nonce, now);
-                }
+                remember_nonces(&mut self.dead_nonces, &self.names, &entry, now);
             }
         }
+    }
+}
+
+/// Adds the Nonces a PIT entry sent upstream to the dead nonce list, as its entry
+/// goes (expired, satisfied or given up on), so a looping copy is still caught.
+fn remember_nonces(dead: &mut DeadNonceList, names: &NameHasher, entry: &trajan_tables::PitEntry, now: u64) {
+    let hash = names.full(entry.name());
+    for o in &entry.out_records {
+        dead.add(hash, o.nonce, now);
     }
 }
 

@@ -130,7 +130,7 @@ fn parent_lengths(n: usize) -> std::iter::Rev<std::ops::Range<usize>> {
 /// prefix of a cached packet (answered by that packet). One name has at most one
 /// slot; a packet with exactly that name replaces an indirect or parent entry,
 /// since it is what a CanBePrefix Interest for the name would be answered with first.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Slot {
     Direct(u32),
     Indirect(u32),
@@ -249,9 +249,16 @@ impl Cs {
         self.index.find(tag, |v| self.slot_name(Slot::decode(v)) == name).map(Slot::decode)
     }
 
-    /// The store's key for a name whose [`NameKey`] (from this store's hasher) is `key`.
+    /// The store's key for a Data whose name's [`NameKey`] (from this store's
+    /// hasher) is `key`: the name and the parent it registers.
     fn key(key: &NameKey) -> CsKey {
         CsKey { name: LineIndex::tag(key.full), parents: [LineIndex::tag(key.parent)] }
+    }
+
+    /// The store's key for an Interest whose name's hash is `hash`: a lookup
+    /// needs no parent.
+    fn lookup_key(hash: u64) -> CsKey {
+        CsKey { name: LineIndex::tag(hash), parents: [0; PREFIX_LEVELS] }
     }
 
     /// The key of an Interest whose name's hash (by this store's hasher) is
@@ -259,7 +266,7 @@ impl Cs {
     /// lookup probes first, so the engine can overlap that miss with the rest of a
     /// burst.
     pub fn prefetch_lookup(&self, hash: u64) -> CsKey {
-        let key = CsKey { name: LineIndex::tag(hash), parents: [0; PREFIX_LEVELS] };
+        let key = Cs::lookup_key(hash);
         if self.capacity > 0 {
             self.index.prefetch(key.name);
         }
@@ -427,7 +434,7 @@ impl Cs {
     /// digest, the Data whose full name it is; then, with CanBePrefix, the Data an
     /// indirect entry points at. With MustBeFresh only fresh Data qualify.
     pub fn lookup(&mut self, interest: &Interest, now_ms: u64) -> Option<&Bytes> {
-        let key = Cs::key(&self.names.key(&interest.name));
+        let key = Cs::lookup_key(self.names.full(&interest.name));
         self.lookup_keyed(interest, key, now_ms)
     }
 
