@@ -104,7 +104,18 @@ impl Name {
         let mut ends = [0u16; INLINE_COMPONENTS];
         let mut n = 0;
         while pos < buf.len() && n < INLINE_COMPONENTS {
-            ends[n] = component_end(buf, &mut pos)?;
+            // Nearly every component has a one-byte type above the two digest
+            // types (which must be 32 bytes long) and a one-byte length: only
+            // its end needs checking. Any other takes the full validation.
+            let end = match short_header(buf, pos) {
+                Some((t, l)) if t as u32 > PARAMETERS_SHA256_DIGEST => pos + 2 + l as usize,
+                _ => component_end(buf, &mut { pos })? as usize,
+            };
+            if end > buf.len() {
+                return Err(WireError::Truncated);
+            }
+            ends[n] = end as u16;
+            pos = end;
             n += 1;
         }
         while pos < buf.len() {
@@ -525,6 +536,10 @@ mod tests {
     fn rejects_bad_components() {
         assert!(Name::from_value(Bytes::from_static(&[8, 5, 1])).is_err());
         assert!(Name::from_value(Bytes::from_static(&[1, 2, 0, 0])).is_err());
+        // Type 0, a header cut short after a good component, a long value cut short.
+        assert!(Name::from_value(Bytes::from_static(&[0, 1, b'a'])).is_err());
+        assert!(Name::from_value(Bytes::from_static(&[8, 1, b'a', 8])).is_err());
+        assert!(Name::from_value(Bytes::from_static(&[8, 1, b'a', 8, 0xfd, 1, 0, b'b'])).is_err());
         assert!("/a/%zz".parse::<Name>().is_err());
     }
 
