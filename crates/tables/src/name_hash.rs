@@ -79,8 +79,7 @@ impl NameHashes {
 
     #[inline]
     fn fill_with(&mut self, name: &Name, max_components: usize, first: impl FnOnce(u32)) {
-        let n = name.len().min(max_components);
-        self.fill_from_ends(name.value(), name.component_ends().take(n), first);
+        self.fill_from_ends(name.value(), name.prefix_ends(max_components), first);
     }
 
     /// Same as [`NameHashes::new`] over the encoded components (a Name's TLV-VALUE)

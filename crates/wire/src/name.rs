@@ -81,6 +81,51 @@ pub struct Name {
     len: u16,
 }
 
+/// [`Name::component_ends`]: a plain struct rather than a chain of adapters, so
+/// that its `next` inlines into a per-component loop (the FIB hashes every
+/// prefix of every Interest name; the adapter chain was a call per component).
+pub struct ComponentEnds<'a> {
+    name: &'a Name,
+    next: usize,
+    /// The count of components visited: `next` stops there.
+    stop: usize,
+    pos: usize,
+}
+
+impl Iterator for ComponentEnds<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        let i = self.next;
+        if i >= self.stop {
+            return None;
+        }
+        self.pos = match self.name.ends.get(i) {
+            Some(&end) => end as usize,
+            None => past_table(&self.name.value, self.pos),
+        };
+        self.next = i + 1;
+        Some(self.pos)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.stop - self.next;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for ComponentEnds<'_> {}
+
+/// [`next_end`] for a component past the offset table: rare, and kept out of
+/// line so that [`ComponentEnds::next`] stays small enough to inline.
+#[cold]
+#[inline(never)]
+fn past_table(buf: &[u8], pos: usize) -> usize {
+    next_end(buf, pos)
+}
+
 /// One name component, borrowed from its [`Name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Component<'a> {
@@ -190,14 +235,15 @@ impl Name {
     /// the table continues from the previous end): for callers that hash every
     /// prefix or visit every component.
     #[inline]
-    pub fn component_ends(&self) -> impl Iterator<Item = usize> + '_ {
-        let kept = self.len().min(INLINE_COMPONENTS);
-        let mut pos = if kept == 0 { 0 } else { self.ends[kept - 1] as usize };
-        let past = (kept..self.len()).map(move |_| {
-            pos = next_end(&self.value, pos);
-            pos
-        });
-        self.ends[..kept].iter().map(|&e| e as usize).chain(past)
+    pub fn component_ends(&self) -> ComponentEnds<'_> {
+        self.prefix_ends(self.len())
+    }
+
+    /// [`Name::component_ends`] of the first `n` components (all of them if
+    /// fewer): the prefixes a FIB lookup bounded by its longest prefix hashes.
+    #[inline]
+    pub fn prefix_ends(&self, n: usize) -> ComponentEnds<'_> {
+        ComponentEnds { name: self, next: 0, stop: n.min(self.len()), pos: 0 }
     }
 
     /// The encoded components (TLV-VALUE of the Name element).
@@ -607,6 +653,10 @@ mod tests {
             prop_assert_eq!(d.len(), parts.len());
             let ends: Vec<usize> = d.component_ends().collect();
             prop_assert_eq!(ends.len(), parts.len());
+            prop_assert_eq!(d.component_ends().len(), parts.len());
+            for k in 0..=parts.len() + 1 {
+                prop_assert_eq!(d.prefix_ends(k).collect::<Vec<_>>(), &ends[..k.min(parts.len())]);
+            }
             for k in 0..=parts.len() {
                 let head = Name::from_components(parts[..k].iter().copied());
                 prop_assert_eq!(d.prefix_value(k), &head.value()[..]);
