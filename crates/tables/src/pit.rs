@@ -342,7 +342,7 @@ impl Pit {
         let id = PitId(self.entries.next_key());
         let expiry_ms = now_ms.saturating_add(interest.lifetime());
         let digest = interest.name.implicit_digest().is_some();
-        let stored = Stored {
+        let key = self.entries.insert_with(|| Stored {
             entry: PitEntry {
                 name: interest.name.clone(),
                 can_be_prefix: interest.can_be_prefix,
@@ -360,8 +360,7 @@ impl Pit {
             digest,
             timer: None,
             armed_ms: u64::MAX,
-        };
-        let key = self.entries.insert(stored);
+        });
         debug_assert_eq!(key, id.0);
         self.unarmed.push(id);
         self.unarmed_min_ms = self.unarmed_min_ms.min(expiry_ms);

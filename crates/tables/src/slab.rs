@@ -34,15 +34,24 @@ impl<T> Slab<T> {
     }
 
     /// Stores `val`, reusing a freed index when there is one.
+    #[inline]
     pub fn insert(&mut self, val: T) -> Key {
+        self.insert_with(|| val)
+    }
+
+    /// Stores the value `make` returns, called once its slot is chosen, so that a
+    /// large entry (a PIT entry is ≈ 670 bytes) can be built straight into a
+    /// reused slot rather than on the stack and then copied there.
+    #[inline(always)]
+    pub fn insert_with(&mut self, make: impl FnOnce() -> T) -> Key {
         self.len += 1;
         if let Some(idx) = self.free.pop() {
             let slot = &mut self.slots[idx as usize];
-            slot.val = Some(val);
+            slot.val = Some(make());
             return Key { idx, gen: slot.gen };
         }
         let idx = u32::try_from(self.slots.len()).expect("slab index fits in u32");
-        self.slots.push(Slot { gen: 0, val: Some(val) });
+        self.slots.push(Slot { gen: 0, val: Some(make()) });
         Key { idx, gen: 0 }
     }
 
