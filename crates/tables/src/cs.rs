@@ -96,6 +96,16 @@ impl Direct {
     fn parent_name(&self) -> &[u8] {
         &self.name()[..self.parent_len as usize]
     }
+
+    /// Its indirect entries and their tags. Nearly every packet has none, and one
+    /// comparison says so: a loop testing the four ways one by one cost a
+    /// mispredicted branch per eviction (callgrind's branch simulation).
+    #[inline]
+    fn indirect_entries(&self) -> impl Iterator<Item = (&u32, &u32)> {
+        let none = self.indirect == [NIL; MAX_INDIRECT];
+        let ways = if none { 0 } else { MAX_INDIRECT };
+        self.indirect[..ways].iter().zip(&self.indirect_tags).filter(|(&i, _)| i != NIL)
+    }
 }
 
 impl Linked for Direct {
@@ -523,7 +533,7 @@ impl Cs {
         if d.parent_len != 0 {
             self.index.prefetch(d.parent_tag);
         }
-        for (&i, &tag) in d.indirect.iter().zip(&d.indirect_tags).filter(|(&i, _)| i != NIL) {
+        for (&i, &tag) in d.indirect_entries() {
             self.indirect.prefetch(i);
             self.index.prefetch(tag);
         }
@@ -538,7 +548,7 @@ impl Cs {
         self.lru.unlink(&mut self.direct, idx);
         let Some(d) = self.direct.remove(self.direct.key_at(idx)) else { return };
         self.index.remove(d.tag, Slot::Direct(idx).encode());
-        for (i, tag) in d.indirect.into_iter().zip(d.indirect_tags).filter(|&(i, _)| i != NIL) {
+        for (&i, &tag) in d.indirect_entries() {
             self.indirect.remove(self.indirect.key_at(i));
             self.index.remove(tag, Slot::Indirect(i).encode());
         }
