@@ -35,62 +35,45 @@ impl Bucket {
     /// was ≈ 120 instructions a probe (callgrind, 8 % of a worst-case exchange).
     #[inline]
     fn matching(&self, tag: u32) -> u32 {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_set1_epi32};
-            // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are
-            // available; the two unaligned 16-byte loads read `tags[0..4]` and
-            // `tags[3..7]`, both inside `self.tags` (7 × 4 bytes).
-            unsafe {
-                let key = _mm_set1_epi32(tag as i32);
-                let lo = _mm_loadu_si128(self.tags.as_ptr().cast());
-                let hi = _mm_loadu_si128(self.tags.as_ptr().add(WAYS - 4).cast());
-                let lo = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, key))) as u32;
-                let hi = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, key))) as u32;
-                lo | hi << (WAYS - 4)
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            self.matching_each(tag)
-        }
+        ways_equal(&self.tags, tag)
     }
 
     /// Bit `w` set for each empty way. Which ways are empty is random, so a
     /// search way by way mispredicted about once per insert.
     #[inline]
     fn vacant(&self) -> u32 {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_set1_epi32};
-            // SAFETY: as in `matching`, over `vals` (also 7 × 4 bytes).
-            unsafe {
-                let key = _mm_set1_epi32(EMPTY as i32);
-                let lo = _mm_loadu_si128(self.vals.as_ptr().cast());
-                let hi = _mm_loadu_si128(self.vals.as_ptr().add(WAYS - 4).cast());
-                let lo = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, key))) as u32;
-                let hi = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, key))) as u32;
-                lo | hi << (WAYS - 4)
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            self.vacant_each()
-        }
+        ways_equal(&self.vals, EMPTY)
     }
+}
 
-    /// [`Bucket::vacant`] one way at a time.
-    #[cfg(any(test, not(target_arch = "x86_64")))]
-    fn vacant_each(&self) -> u32 {
-        self.vals.iter().enumerate().filter(|&(_, &v)| v == EMPTY).fold(0, |m, (w, _)| m | 1 << w)
+/// Bit `w` set for each of the seven words equal to `key`, found at once.
+#[inline]
+fn ways_equal(words: &[u32; WAYS], key: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_set1_epi32};
+        // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are
+        // available; the two unaligned 16-byte loads read `words[0..4]` and
+        // `words[3..7]`, both inside `words` (7 × 4 bytes).
+        unsafe {
+            let key = _mm_set1_epi32(key as i32);
+            let lo = _mm_loadu_si128(words.as_ptr().cast());
+            let hi = _mm_loadu_si128(words.as_ptr().add(WAYS - 4).cast());
+            let lo = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, key))) as u32;
+            let hi = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, key))) as u32;
+            lo | hi << (WAYS - 4)
+        }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        ways_equal_each(words, key)
+    }
+}
 
-    /// [`Bucket::matching`] one way at a time: the definition, and what other
-    /// targets run.
-    #[cfg(any(test, not(target_arch = "x86_64")))]
-    fn matching_each(&self, tag: u32) -> u32 {
-        self.tags.iter().enumerate().filter(|&(_, &t)| t == tag).fold(0, |m, (w, _)| m | 1 << w)
-    }
+/// [`ways_equal`] one word at a time: the definition, and what other targets run.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn ways_equal_each(words: &[u32; WAYS], key: u32) -> u32 {
+    words.iter().enumerate().filter(|&(_, &w)| w == key).fold(0, |m, (w, _)| m | 1 << w)
 }
 
 /// The most entries per way (numerator, denominator) before the table doubles.
@@ -314,19 +297,15 @@ mod tests {
 
     proptest! {
         /// The ways found at once are those a one-by-one comparison finds,
-        /// with tags drawn from a small set so several ways match.
+        /// with words drawn from a small set (EMPTY among them) so several match.
         #[test]
-        fn matching_ways_agree_with_each_way(tags in proptest::array::uniform7(0u32..3), tag in 0u32..3) {
-            let bucket = Bucket { tags, ..VACANT };
-            prop_assert_eq!(bucket.matching(tag), bucket.matching_each(tag));
-        }
-
-        /// The empty ways found at once are those a one-by-one test finds.
-        #[test]
-        fn vacant_ways_agree_with_each_way(full in proptest::array::uniform7(any::<bool>()), v in 0u32..1000) {
-            let vals = std::array::from_fn(|w| if full[w] { v + w as u32 } else { EMPTY });
-            let bucket = Bucket { vals, ..VACANT };
-            prop_assert_eq!(bucket.vacant(), bucket.vacant_each());
+        fn equal_ways_agree_with_each_way(picks in proptest::array::uniform7(0usize..4), key in 0usize..4) {
+            let set = [0, 1, 0x8000_0000, EMPTY];
+            let words = picks.map(|p| set[p]);
+            prop_assert_eq!(ways_equal(&words, set[key]), ways_equal_each(&words, set[key]));
+            let bucket = Bucket { tags: words, vals: words, passing: 0 };
+            prop_assert_eq!(bucket.matching(set[key]), ways_equal_each(&words, set[key]));
+            prop_assert_eq!(bucket.vacant(), ways_equal_each(&words, EMPTY));
         }
 
         /// The index agrees with a map from (tag, value) through inserts and
