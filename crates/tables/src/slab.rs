@@ -119,21 +119,16 @@ impl<T> Slab<T> {
     /// lines), for a table that knows which entry it will touch next. A hint only.
     pub fn prefetch(&self, idx: u32) {
         let Some(slot) = self.slots.get(idx as usize) else { return };
-        let size = std::mem::size_of::<Slot<T>>();
         let start = slot as *const Slot<T> as usize;
-        let last = start + size - 1;
-        if size <= 128 {
-            // Three addresses at most 64 bytes apart touch every line of the
-            // slot, whatever its alignment: no loop whose trip count (2 or 3
-            // lines) varies from slot to slot and mispredicts.
-            crate::fib::prefetch_addr(start);
-            crate::fib::prefetch_addr(start + size / 2);
-            crate::fib::prefetch_addr(last);
-        } else {
-            for line in (start & !63..=last).step_by(64) {
-                crate::fib::prefetch_addr(line);
-            }
+        let size = std::mem::size_of::<Slot<T>>();
+        // Addresses 64 bytes apart from the first byte, then the last byte, touch
+        // every line whatever the slot's alignment. Their count depends on the
+        // size alone (a constant, so the loop unrolls), not on how many lines
+        // this slot happens to straddle: that loop mispredicted.
+        for offset in (0..size - 1).step_by(64) {
+            crate::fib::prefetch_addr(start + offset);
         }
+        crate::fib::prefetch_addr(start + size - 1);
     }
 }
 

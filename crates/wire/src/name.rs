@@ -28,6 +28,26 @@ pub const INLINE_COMPONENTS: usize = 14;
 /// `u16::MAX` bytes) and returns its end offset, advancing `pos` there.
 #[inline(always)]
 fn component_end(buf: &[u8], pos: &mut usize) -> Result<u16, WireError> {
+    // Nearly every component has a one-byte type above the two digest types
+    // (which must be 32 bytes long) and a one-byte length: only its end needs
+    // checking. Any other takes the full validation.
+    if let Some((t, l)) = short_header(buf, *pos) {
+        if t as u32 > PARAMETERS_SHA256_DIGEST {
+            let end = *pos + 2 + l as usize;
+            if end > buf.len() {
+                return Err(WireError::Truncated);
+            }
+            *pos = end;
+            // `end` is at most `buf.len()`, which the caller bounds by u16::MAX.
+            return Ok(end as u16);
+        }
+    }
+    component_end_checked(buf, pos)
+}
+
+/// [`component_end`] for any component: long headers, digest types.
+#[inline(always)]
+fn component_end_checked(buf: &[u8], pos: &mut usize) -> Result<u16, WireError> {
     let (typ, len) = match short_header(buf, *pos) {
         // A one-byte type and length is the only encoding of those values.
         Some((t, l)) => {
@@ -60,8 +80,10 @@ fn component_end(buf: &[u8], pos: &mut usize) -> Result<u16, WireError> {
 
 /// The end offset of the component that starts at `pos` of a validated name's
 /// TLV-VALUE. Validation makes an error impossible; were there one, the walk ends
-/// at the buffer's end rather than panicking.
-#[inline]
+/// at the buffer's end rather than panicking. Needed only past the offset table
+/// (rare), so kept out of line: [`ComponentEnds::next`] stays small enough to inline.
+#[cold]
+#[inline(never)]
 fn next_end(buf: &[u8], pos: usize) -> usize {
     if let Some((_, l)) = short_header(buf, pos) {
         return (pos + 2 + l as usize).min(buf.len());
@@ -103,7 +125,7 @@ impl Iterator for ComponentEnds<'_> {
         }
         self.pos = match self.name.ends.get(i) {
             Some(&end) => end as usize,
-            None => past_table(&self.name.value, self.pos),
+            None => next_end(&self.name.value, self.pos),
         };
         self.next = i + 1;
         Some(self.pos)
@@ -117,14 +139,6 @@ impl Iterator for ComponentEnds<'_> {
 }
 
 impl ExactSizeIterator for ComponentEnds<'_> {}
-
-/// [`next_end`] for a component past the offset table: rare, and kept out of
-/// line so that [`ComponentEnds::next`] stays small enough to inline.
-#[cold]
-#[inline(never)]
-fn past_table(buf: &[u8], pos: usize) -> usize {
-    next_end(buf, pos)
-}
 
 /// One name component, borrowed from its [`Name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,18 +163,7 @@ impl Name {
         let mut ends = [0u16; INLINE_COMPONENTS];
         let mut n = 0;
         while pos < buf.len() && n < INLINE_COMPONENTS {
-            // Nearly every component has a one-byte type above the two digest
-            // types (which must be 32 bytes long) and a one-byte length: only
-            // its end needs checking. Any other takes the full validation.
-            let end = match short_header(buf, pos) {
-                Some((t, l)) if t as u32 > PARAMETERS_SHA256_DIGEST => pos + 2 + l as usize,
-                _ => component_end(buf, &mut { pos })? as usize,
-            };
-            if end > buf.len() {
-                return Err(WireError::Truncated);
-            }
-            ends[n] = end as u16;
-            pos = end;
+            ends[n] = component_end(buf, &mut pos)?;
             n += 1;
         }
         while pos < buf.len() {
