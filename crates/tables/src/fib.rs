@@ -15,7 +15,6 @@
 //! lock-free [`FibReader`]s.
 
 mod arena;
-mod huge;
 mod nexthops;
 mod pbf;
 mod shared;

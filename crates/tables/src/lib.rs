@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+mod huge;
 mod ilist;
 mod line_index;
 mod slab;

@@ -208,7 +208,7 @@ impl LineIndex {
     }
 
     fn grow(&mut self) {
-        let doubled = vec![VACANT; self.buckets.len() * 2];
+        let doubled = crate::huge::filled(self.buckets.len() * 2, VACANT);
         let old = std::mem::replace(&mut self.buckets, doubled);
         for bucket in &old {
             for w in (0..WAYS).filter(|&w| bucket.vals[w] != EMPTY) {

@@ -51,6 +51,11 @@ impl<T> Slab<T> {
             return Key { idx, gen: slot.gen };
         }
         let idx = u32::try_from(self.slots.len()).expect("slab index fits in u32");
+        if self.slots.len() == self.slots.capacity() {
+            // Doubling, as `push` would, but into memory advised for huge pages.
+            let more = self.slots.len().max(4);
+            crate::huge::reserve(&mut self.slots, more);
+        }
         self.slots.push(Slot { gen: 0, val: Some(make()) });
         Key { idx, gen: 0 }
     }
@@ -164,5 +169,25 @@ mod tests {
         let d = s.insert("d");
         assert_eq!(d.idx, c.idx, "a discarded index is reused too");
         assert_ne!(d, c);
+    }
+
+    #[test]
+    fn growth_by_doubling_keeps_every_entry_and_allocates_rarely() {
+        let mut s = Slab::new();
+        let mut capacities = Vec::new();
+        // Past 2 MiB of slots, where growth lands in memory advised for huge pages.
+        let n = 3 * (2 << 20) / std::mem::size_of::<Slot<u64>>();
+        let keys: Vec<Key> = (0..n as u64)
+            .map(|i| {
+                let k = s.insert(i);
+                if capacities.last() != Some(&s.slots.capacity()) {
+                    capacities.push(s.slots.capacity());
+                }
+                k
+            })
+            .collect();
+        assert!(capacities.len() <= 20, "one move per doubling: {capacities:?}");
+        assert!(capacities.windows(2).all(|w| w[1] >= 2 * w[0]));
+        assert!(keys.iter().enumerate().all(|(i, &k)| s.get(k) == Some(&(i as u64))));
     }
 }

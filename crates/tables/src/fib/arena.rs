@@ -45,7 +45,7 @@ impl PrefixArena {
         if chunk.capacity() - at < size {
             // Grow by a quarter (slack stays small) but never past the chunk size,
             // so a full chunk holds no slack and never reallocates again.
-            super::huge::reserve(chunk, size.max(at / 4).max(4096).min(CHUNK_BYTES - at));
+            crate::huge::reserve(chunk, size.max(at / 4).max(4096).min(CHUNK_BYTES - at));
         }
         chunk.extend_from_slice(&len.to_ne_bytes());
         chunk.extend_from_slice(bytes);

@@ -205,7 +205,7 @@ impl Pbf {
         let threshold = expansion_threshold(filter_bits, TARGET_FPR);
         let n = (capacity * 2 / threshold).max(1);
         Pbf {
-            blocks: super::huge::filled(n, Block::default()),
+            blocks: crate::huge::filled(n, Block::default()),
             counters: if expand { Vec::new() } else { vec![0; n * filter_bits * COUNTER_BITS / 8] },
             meta: vec![BlockMeta::default(); n],
             pool: Vec::new(),
@@ -428,7 +428,7 @@ impl Pbf {
                 // By a quarter rather than doubling: the pool is the largest
                 // control-plane cost per prefix, and copying it costs amortised
                 // four entries per entry added.
-                super::huge::reserve(&mut self.pool, (start / 4).max(cap as usize));
+                crate::huge::reserve(&mut self.pool, (start / 4).max(cap as usize));
             }
             self.pool.extend_from_within(meta.start as usize..(meta.start + meta.load) as usize);
             self.pool.resize(start + cap as usize, Member::default());
@@ -454,7 +454,7 @@ impl Pbf {
     fn compact(&mut self) {
         let used: usize = self.meta.iter().map(|m| m.cap as usize).sum();
         let mut pool = Vec::with_capacity(used + used / 16);
-        super::huge::advise(&pool);
+        crate::huge::advise(&pool);
         for meta in &mut self.meta {
             let start = pool.len();
             pool.extend_from_slice(&self.pool[meta.start as usize..][..meta.cap as usize]);

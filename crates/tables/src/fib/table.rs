@@ -59,7 +59,7 @@ impl PrefixTable {
     /// A table sized for `capacity` entries.
     pub fn with_capacity(capacity: usize) -> Self {
         let primary = (capacity / TARGET_LOAD).max(1);
-        PrefixTable { buckets: super::huge::filled(primary, Bucket::default()), primary, free: Vec::new(), len: 0 }
+        PrefixTable { buckets: crate::huge::filled(primary, Bucket::default()), primary, free: Vec::new(), len: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -145,7 +145,7 @@ impl PrefixTable {
                         if self.buckets.len() == self.buckets.capacity() {
                             // The overflow area grows by an eighth of the primary
                             // area at a time, not by doubling the whole table.
-                            super::huge::reserve(&mut self.buckets, self.primary / 8 + 1);
+                            crate::huge::reserve(&mut self.buckets, self.primary / 8 + 1);
                         }
                         self.buckets.push(Bucket::default());
                         (self.buckets.len() - 1) as u32
