@@ -21,6 +21,7 @@ SYSROOT=$(rustc --print sysroot)
 HOST=$(rustc -vV | sed -n 's/^host: //p')
 PROFDATA=$SYSROOT/lib/rustlib/$HOST/bin/llvm-profdata
 if [ ! -x "$PROFDATA" ]; then
+  command -v rustup >/dev/null || { echo "build_pgo: no llvm-profdata at $PROFDATA, and no rustup to install llvm-tools with" >&2; exit 1; }
   rustup component add llvm-tools
 fi
 [ -x "$PROFDATA" ] || { echo "build_pgo: no llvm-profdata at $PROFDATA" >&2; exit 1; }
