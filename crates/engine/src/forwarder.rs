@@ -530,7 +530,7 @@ impl<F: FibSource> Forwarder<F> {
             }
             self.pit.discard(id);
         }
-        for (face, token) in sent {
+        for (face, token) in sent.drain(..) {
             self.send_data(face, &data.wire, token, out);
         }
     }

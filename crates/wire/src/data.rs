@@ -37,6 +37,10 @@ pub struct Data {
 impl Data {
     /// Decodes a whole Data element. The name is a `Bytes` view of `wire`; nothing
     /// else is copied or reference-counted.
+    ///
+    /// Always inlined: the engine's burst decoder then wraps the Data it returns
+    /// without a copy of the struct in between (callgrind: one memcpy per packet less).
+    #[inline(always)]
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
         let (outer, el) = SliceReader::outer(wire, DATA)?;
         let mut r = outer.inner(&el);

@@ -61,6 +61,10 @@ impl Interest {
 
     /// Decodes a whole Interest element. Only the parts the Interest keeps (the
     /// name, a ForwardingHint, the parameters) become `Bytes` views of `wire`.
+    ///
+    /// Always inlined: the engine's burst decoder then wraps the Interest it returns
+    /// without a copy of the struct in between (callgrind: one memcpy per packet less).
+    #[inline(always)]
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
         let (outer, el) = SliceReader::outer(wire, INTEREST)?;
         let mut r = outer.inner(&el);
