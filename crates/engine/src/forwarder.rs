@@ -271,7 +271,7 @@ impl<F: FibSource> Forwarder<F> {
         match self.fib.view() {
             Some(fib) => fib.lpm_burst(&names, |i, hit| {
                 debug_assert_eq!(i, nexthops.len());
-                nexthops.push(hit.map_or_else(SmallVec::new, |(_, e)| e.nexthops.clone()));
+                nexthops.push(hit.map_or_else(SmallVec::new, |(_, e)| SmallVec::from_slice(&e.nexthops)));
             }),
             None => nexthops.resize(names.len(), SmallVec::new()),
         }

@@ -39,7 +39,7 @@ pub use pbf::{expansion_threshold, TARGET_FPR};
 pub use shared::{FibReadGuard, FibReader, FibSource, FibWriter};
 
 /// One way out for Interests under a prefix.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct NextHop {
     /// The face to send on.
     pub face: FaceId,
