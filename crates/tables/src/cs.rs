@@ -450,6 +450,9 @@ impl Cs {
 
     /// [`Cs::lookup`] with the key [`Cs::prefetch_lookup`] gave for `interest`'s
     /// name during this burst (so the name is hashed once per packet).
+    ///
+    /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
+    #[inline(always)]
     pub fn lookup_keyed(&mut self, interest: &Interest, key: CsKey, now_ms: u64) -> Option<&Bytes> {
         match self.find_match(interest, key.name, now_ms) {
             Some(idx) => {

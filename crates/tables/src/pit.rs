@@ -402,6 +402,9 @@ impl Pit {
 
     /// Removes an entry the caller has finished reading, dropping it in place rather
     /// than moving it out (an entry is several hundred bytes). Returns whether it existed.
+    ///
+    /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
+    #[inline(always)]
     pub fn discard(&mut self, id: PitId) -> bool {
         let Some(indexed) = self.entries.get(id.0).map(Stored::indexed) else { return false };
         self.entries.discard(id.0);
@@ -430,6 +433,9 @@ impl Pit {
     /// (with the implicit digest, computed only when some entry asks for a digest).
     /// MustBeFresh is not checked, as in NFD: fresh Data arriving satisfies it.
     /// `hash` is the Data name's, by this table's [`NameHasher`].
+    ///
+    /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
+    #[inline(always)]
     pub fn matches_for_data(&self, data: &Data, hash: u64, out: &mut SmallVec<[PitId; 4]>) {
         debug_assert_eq!(hash, self.names.full(&data.name));
         let live = |ids: [u32; 4]| ids.into_iter().filter(|&i| i != NIL);

@@ -159,6 +159,9 @@ impl LpPacket {
 
     /// Encodes `packet` for a link: bare when there are no headers (what every NDN
     /// peer accepts), else wrapped in an LpPacket.
+    ///
+    /// Always inlined: once per packet sent (see [`crate::Name::from_value`]).
+    #[inline(always)]
     pub fn wrap(packet: &Bytes, headers: &LpHeaders) -> Bytes {
         if *headers == LpHeaders::default() {
             return packet.clone();
