@@ -14,10 +14,17 @@ use trajan_wire::Name;
 /// A table from name prefixes to values, answering "which stored prefix of this
 /// name is longest".
 pub struct LpmTable<V> {
+    /// Every stored prefix but the root.
     entries: HashTable<(Name, V)>,
+    /// The root's entry, kept out of the hash table: a lookup that finds nothing
+    /// longer ends here without hashing the empty prefix and probing for it. (The
+    /// strategy choice table usually holds the root alone, so every forwarded
+    /// Interest's lookup ends here.)
+    root: Option<(Name, V)>,
     hasher: RandomState,
-    /// `by_len[n]` counts stored prefixes of `n` components; its last element is
-    /// never zero, so its length bounds the probe lengths and empty lengths are skipped.
+    /// `by_len[n]` counts stored prefixes of `n` ≥ 1 components in `entries`; its
+    /// last element is never zero, so its length bounds the probe lengths and empty
+    /// lengths are skipped.
     by_len: Vec<u32>,
 }
 
@@ -30,17 +37,17 @@ impl<V> Default for LpmTable<V> {
 impl<V> LpmTable<V> {
     /// An empty table.
     pub fn new() -> Self {
-        LpmTable { entries: HashTable::new(), hasher: RandomState::default(), by_len: Vec::new() }
+        LpmTable { entries: HashTable::new(), root: None, hasher: RandomState::default(), by_len: Vec::new() }
     }
 
     /// Number of stored prefixes.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() + usize::from(self.root.is_some())
     }
 
     /// True when no prefix is stored.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     fn hash(&self, prefix_value: &[u8]) -> u64 {
@@ -51,6 +58,9 @@ impl<V> LpmTable<V> {
     /// copied into its own buffer, so a table entry never pins the (much larger)
     /// packet the prefix was parsed from.
     pub fn insert(&mut self, prefix: &Name, v: V) -> Option<V> {
+        if prefix.is_empty() {
+            return self.root.replace((Name::root(), v)).map(|(_, old)| old);
+        }
         let key = prefix.value().as_ref();
         let hash = self.hash(key);
         if let Some((_, old)) = self.entries.find_mut(hash, |(n, _)| n.value() == key) {
@@ -68,11 +78,17 @@ impl<V> LpmTable<V> {
 
     /// The value stored under exactly `prefix`.
     pub fn get(&self, prefix: &Name) -> Option<&V> {
+        if prefix.is_empty() {
+            return self.root.as_ref().map(|(_, v)| v);
+        }
         self.find(prefix.value()).map(|(_, v)| v)
     }
 
     /// Mutable form of [`LpmTable::get`].
     pub fn get_mut(&mut self, prefix: &Name) -> Option<&mut V> {
+        if prefix.is_empty() {
+            return self.root.as_mut().map(|(_, v)| v);
+        }
         let key = prefix.value().as_ref();
         let hash = self.hash(key);
         self.entries.find_mut(hash, |(n, _)| n.value() == key).map(|(_, v)| v)
@@ -80,6 +96,9 @@ impl<V> LpmTable<V> {
 
     /// Removes the value stored under exactly `prefix`.
     pub fn remove(&mut self, prefix: &Name) -> Option<V> {
+        if prefix.is_empty() {
+            return self.root.take().map(|(_, v)| v);
+        }
         let key = prefix.value().as_ref();
         let hash = self.hash(key);
         let ((name, v), _) = self.entries.find_entry(hash, |(n, _)| n.value() == key).ok()?.remove();
@@ -90,17 +109,26 @@ impl<V> LpmTable<V> {
     /// The longest stored prefix of `name` (the root `/` included, when stored) and
     /// its value.
     pub fn lpm(&self, name: &Name) -> Option<(&Name, &V)> {
-        let longest = name.len().min(self.by_len.len().checked_sub(1)?);
-        (0..=longest).rev().filter(|&n| self.by_len[n] != 0).find_map(|n| self.find(name.prefix_value(n)))
+        let longest = name.len().min(self.by_len.len().saturating_sub(1));
+        (1..=longest)
+            .rev()
+            .filter(|&n| self.by_len[n] != 0)
+            .find_map(|n| self.find(name.prefix_value(n)))
+            .or_else(|| self.root.as_ref().map(|(n, v)| (n, v)))
     }
 
     /// Every (prefix, value) pair, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&Name, &V)> {
-        self.entries.iter().map(|(n, v)| (n, v))
+        self.root.iter().chain(self.entries.iter()).map(|(n, v)| (n, v))
     }
 
     /// Keeps only the entries for which `f` returns true; `f` may also change values.
     pub fn retain(&mut self, mut f: impl FnMut(&Name, &mut V) -> bool) {
+        if let Some((n, v)) = &mut self.root {
+            if !f(n, v) {
+                self.root = None;
+            }
+        }
         let by_len = &mut self.by_len;
         self.entries.retain(|(n, v)| {
             let keep = f(n, v);
@@ -201,6 +229,23 @@ mod tests {
         let mut all: Vec<_> = t.iter().map(|(p, v)| (p.to_string(), *v)).collect();
         all.sort();
         assert_eq!(all, [("/a".to_string(), 0), ("/a/b".to_string(), 10), ("/z".to_string(), 30)]);
+    }
+
+    #[test]
+    fn root_is_an_entry_like_any_other() {
+        let mut t = LpmTable::new();
+        assert_eq!(t.insert(&Name::root(), 1), None);
+        assert_eq!(t.insert(&Name::root(), 2), Some(1), "insert replaces");
+        t.insert(&n("/a"), 3);
+        assert_eq!((t.len(), t.get(&Name::root())), (2, Some(&2)));
+        *t.get_mut(&Name::root()).unwrap() += 10;
+        assert_eq!(t.lpm(&n("/b/c")), Some((&Name::root(), &12)));
+        assert_eq!(t.iter().count(), 2);
+        t.retain(|p, _| !p.is_empty());
+        assert_eq!((t.len(), t.lpm(&n("/b"))), (1, None));
+        t.insert(&Name::root(), 4);
+        assert_eq!(t.remove(&Name::root()), Some(4));
+        assert!(t.remove(&Name::root()).is_none());
     }
 
     fn arb_name(max: usize) -> impl Strategy<Value = Name> {
