@@ -146,6 +146,9 @@ struct MetaInfo {
     final_block_id: Option<Bytes>,
 }
 
+/// The MetaInfo element's fields. Always inlined into [`Data::decode`], its one
+/// caller, which runs per packet.
+#[inline(always)]
 fn decode_meta_info(wire: &Bytes, mut r: SliceReader<'_>) -> Result<MetaInfo, WireError> {
     let mut m = MetaInfo::default();
     while !r.is_empty() {
