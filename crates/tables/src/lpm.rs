@@ -1,8 +1,9 @@
 //! Longest-prefix match over names: one hash table keyed by the encoded bytes of
-//! each stored prefix, probed from the longest candidate length down. This is the
-//! plain-hash baseline (one probe per prefix length that holds any entry) that the
-//! FIB and the strategy choice table share; Caesar's Bloom-filter stage can later
-//! sit in front of it without changing its answers.
+//! each stored prefix (the root aside), probed from the longest candidate length
+//! down, the root answering last. This is the plain-hash baseline (one probe per
+//! prefix length that holds any entry) that the FIB and the strategy choice table
+//! share; Caesar's Bloom-filter stage can later sit in front of it without changing
+//! its answers.
 
 use std::hash::BuildHasher;
 
