@@ -438,27 +438,33 @@ impl Pit {
     #[inline(always)]
     pub fn matches_for_data(&self, data: &Data, hash: u64, out: &mut SmallVec<[PitId; 4]>) {
         debug_assert_eq!(hash, self.names.full(&data.name));
-        let live = |ids: [u32; 4]| ids.into_iter().filter(|&i| i != NIL);
-        // A plain loop of pushes: `SmallVec::extend` of a filtered iterator (its
-        // size hint, its reserve) cost ≈ 80 instructions per Data here.
         if let Some(b) = self.bucket(hash, data.name.value()) {
-            for i in live(b.ids) {
-                out.push(self.id_at(i));
-            }
+            self.push_live(b.ids, out);
         }
         if self.prefix_entries > 0 {
             let name = &data.name;
             for len in 0..name.len() {
                 if let Some(b) = self.bucket(self.names.prefix(name, len), name.prefix_value(len)) {
-                    let prefix_ids = [b.ids[selectors(true, false)], b.ids[selectors(true, true)]];
-                    out.extend(prefix_ids.into_iter().filter(|&i| i != NIL).map(|i| self.id_at(i)));
+                    self.push_live([b.ids[selectors(true, false)], b.ids[selectors(true, true)]], out);
                 }
             }
         }
         if self.digest_entries > 0 {
             let full = data.full_name();
             if let Some(b) = self.bucket(self.names.full(&full), full.value()) {
-                out.extend(live(b.ids).map(|i| self.id_at(i)));
+                self.push_live(b.ids, out);
+            }
+        }
+    }
+
+    /// Appends the ids of the live slots among `ids` (`NIL` marks an empty one).
+    /// A plain loop of pushes: `SmallVec::extend` of a filtered iterator (its size
+    /// hint, its reserve) cost ≈ 80 instructions per Data.
+    #[inline]
+    fn push_live<const N: usize>(&self, ids: [u32; N], out: &mut SmallVec<[PitId; 4]>) {
+        for i in ids {
+            if i != NIL {
+                out.push(self.id_at(i));
             }
         }
     }
