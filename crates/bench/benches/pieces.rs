@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use smallvec::SmallVec;
-use trajan_tables::{Cs, Fib, NameHasher, Pit};
+use trajan_tables::{Cs, Fib, NameHasher, Pcct};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::LpPacket;
 use trajan_wire::{Data, Interest, Name};
@@ -87,7 +87,7 @@ fn pieces(c: &mut Criterion) {
     });
     g.bench_function("pit insert+remove", |b| {
         b.iter_batched_ref(
-            || Pit::with_hasher(usize::MAX, 0, names.clone()),
+            || Pcct::with_hasher(usize::MAX, 0, 0, names.clone()),
             |pit| {
                 let mut ids = SmallVec::new();
                 for (i, d) in decoded.iter().zip(&data) {

@@ -36,7 +36,7 @@ use serde::Serialize;
 use smallvec::SmallVec;
 use trajan_engine::strategy::{self, StrategyKind};
 use trajan_engine::{EngineConfig, FaceMeta, FaceId, Forwarder, Outgoing};
-use trajan_tables::{Cs, Fib, FibSource, FibVariant, FibWriter, NameHasher, Pit};
+use trajan_tables::{Cs, Fib, FibSource, FibVariant, FibWriter, NameHasher, Pcct};
 use trajan_wire::lp::{LpHeaders, LpPacket};
 use trajan_wire::tlv::read_header;
 use trajan_wire::types::{DATA, NAME, NONCE};
@@ -175,17 +175,21 @@ pub struct StageNs {
     pub hash_name: f64,
     /// Dead-nonce-list lookup of the Interest's (name, Nonce).
     pub dead_nonce_check: f64,
-    /// `pit.find_or_insert` (one probe) + in- and out-record + timer reschedule.
+    /// `Pcct::find_or_insert` in tables with no cache (the PIT's share of the
+    /// engine's one probe) + in- and out-record + timer reschedule.
     pub pit_find_insert: f64,
-    /// `cs.lookup` on the engine's CS after the run.
+    /// `cs.lookup` on the engine's CS after the run: the cache's share of the
+    /// one probe, which the engine walks once for both tables (so the sum counts
+    /// that walk twice).
     pub cs_lookup: f64,
     /// `fib.lpm` on the run's FIB, next hops copied out.
     pub fib_lpm: f64,
     /// Strategy choice (an LPM) and best-route's decision.
     pub strategy: f64,
-    /// `pit.matches_for_data` + `remove`.
+    /// `Pcct::matches_for_data` + `remove`, in tables with no cache.
     pub pit_match_remove: f64,
-    /// `cs.insert` into the engine's full CS (an LRU eviction each).
+    /// `cs.insert` into the engine's full CS (an LRU eviction each), which walks
+    /// the index for the name again (the engine reuses its match's walk).
     pub cs_insert: f64,
     /// Dead-nonce-list insertion of one out-record. The engine makes it only for
     /// expired Interests and for satisfied MustBeFresh Interests whose Data goes stale
@@ -763,7 +767,7 @@ impl<F: FibSource> Runner<F> {
         let warm = Instant::now();
         let warmup = Duration::from_secs_f64(args.warmup.max(0.0));
         let mut scratch = Tally::default();
-        while warm.elapsed() < warmup || (b.fwd.cs.len() < args.cs_capacity && warm.elapsed() < warmup * 5) {
+        while warm.elapsed() < warmup || (b.fwd.pcct.cs.len() < args.cs_capacity && warm.elapsed() < warmup * 5) {
             b.round(&mut scratch, None, false);
         }
         Ok(Runner {
@@ -976,9 +980,9 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     });
     let nexthops: Vec<_> = interests.iter().map(|(_, i)| fib.lpm(&i.name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()).collect();
     drop(fib);
-    let mut pit = Pit::new(usize::MAX, now);
+    let mut pit = Pcct::new(usize::MAX, 0, now);
     let (probe, _) = pit.find_or_insert(&interests[0].1, now).expect("unbounded");
-    let entry = pit.get(probe).expect("just inserted").clone();
+    let entry = pit.pit.get(probe).expect("just inserted").clone();
     let localhop: Name = "/localhop".parse().expect("static name");
     let strategies = &fwd.strategies;
     let faces = &fwd.faces;
@@ -988,7 +992,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
         black_box(strategy::on_interest(kind, &entry, nh, now, |f| f != *ingress && !local && faces.get(f).is_some()));
     });
     s.cs_lookup = per_item(&interests, 1, |(_, i)| {
-        black_box(fwd.cs.lookup(i, now).is_some());
+        black_box(fwd.pcct.cs.lookup(i, now).is_some());
     });
     let mut out = Vec::with_capacity(2 * b.burst);
     s.encode_output = per_item(&wires.iter().zip(&data).collect::<Vec<_>>(), 3, |((f, w), d)| {
@@ -1001,7 +1005,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     drop(out);
 
     // PIT: insert a burst, then satisfy it, as the pipeline does round after round.
-    let mut pit = Pit::with_hasher(usize::MAX, now, names.clone());
+    let mut pit = Pcct::with_hasher(usize::MAX, 0, now, names.clone());
     let (mut insert, mut satisfy) = (Duration::ZERO, Duration::ZERO);
     let mut ids = SmallVec::new();
     for (chunk, dchunk) in interests.chunks(b.burst).zip(data.chunks(b.burst)) {
@@ -1009,10 +1013,10 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
         for (face, i) in chunk {
             let nonce = i.nonce.unwrap_or(0);
             let (id, _) = pit.find_or_insert(i, now).expect("unbounded");
-            let e = pit.get_mut(id).expect("just inserted");
+            let e = pit.pit.get_mut(id).expect("just inserted");
             e.upsert_in_record(*face, nonce, now + LIFETIME_MS, None);
             e.upsert_out_record(PRODUCER, nonce, now);
-            pit.reschedule(id);
+            pit.pit.reschedule(id);
         }
         let t1 = Instant::now();
         for d in dchunk {
@@ -1028,7 +1032,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     s.pit_find_insert = insert.as_nanos() as f64 / n as f64;
     s.pit_match_remove = satisfy.as_nanos() as f64 / n as f64;
 
-    s.cs_insert = per_item(&data, 1, |d| fwd.cs.insert(d, now));
+    s.cs_insert = per_item(&data, 1, |d| fwd.pcct.cs.insert(d, now));
     s.dead_nonce_add = per_item(&interests, 1, |(_, i)| fwd.dead_nonces.add(names.full(&i.name), i.nonce.unwrap_or(0), now));
     s.sum = s.decode_interest
         + s.decode_data
@@ -1051,18 +1055,18 @@ fn memory<F: FibSource>(b: &mut Bench<F>) -> (Option<f64>, Option<f64>) {
     let interests: Vec<Interest> = wires.iter().filter_map(|(_, w)| decode_interest(w)).collect();
     let data: Vec<Data> = dwires.iter().filter_map(decode_data).collect();
     let now = b.now_ms;
-    let mut pit = Pit::new(usize::MAX, now);
+    let mut pit = Pcct::new(usize::MAX, 0, now);
     let ((), pit_mem) = alloc::counted(|| {
         for i in &interests {
             let nonce = i.nonce.unwrap_or(0);
             if let Ok((id, _)) = pit.find_or_insert(i, now) {
-                let e = pit.get_mut(id).expect("just inserted");
+                let e = pit.pit.get_mut(id).expect("just inserted");
                 e.upsert_in_record(PRODUCER + 1, nonce, now + LIFETIME_MS, None);
                 e.upsert_out_record(PRODUCER, nonce, now);
             }
         }
     });
-    let pit_entries = pit.len();
+    let pit_entries = pit.pit.len();
     drop(pit);
     let mut cs = Cs::new(data.len());
     let ((), cs_mem) = alloc::counted(|| {

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_tables::{Cs, CsKey, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NameHasher, NextHop, Pit, PitId, Probe};
+use trajan_tables::{CsKey, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NameHasher, NextHop, Pcct, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::tlv::first_type;
 use trajan_wire::types::{DATA, INTEREST};
@@ -63,8 +63,9 @@ enum Parsed {
     Nack { interest: Interest, reason: NackReason },
 }
 
-/// A received name's hash by the forwarder's [`NameHasher`] (the PIT's and the
-/// dead nonce list's key) and its content-store key: the name is hashed once.
+/// A received name's hash by the forwarder's [`NameHasher`] (the PCCT's and the
+/// dead nonce list's key) and, for a Data, its content-store key (with the
+/// parent it registers): the name is hashed once.
 #[derive(Clone, Copy, Default)]
 struct Keys {
     name: u64,
@@ -107,13 +108,13 @@ struct Waiting<'p> {
 /// without locks).
 pub struct Forwarder<F: FibSource = Fib> {
     pub fib: F,
-    pub pit: Pit,
-    pub cs: Cs,
+    /// The PIT and the content store, sharing one index.
+    pub pcct: Pcct,
     pub dead_nonces: DeadNonceList,
     pub strategies: LpmTable<StrategyKind>,
     pub faces: FaceTable,
     pub counters: ForwarderCounters,
-    /// The hash of every exact-match table (PIT, CS, dead nonce list).
+    /// The hash of every exact-match table (PCCT, dead nonce list).
     names: NameHasher,
     rng: fastrand::Rng,
     /// The burst's decoded packets, each with its index in the input.
@@ -140,8 +141,7 @@ impl<F: FibSource> Forwarder<F> {
         let names = NameHasher::new();
         Forwarder {
             fib,
-            pit: Pit::with_hasher(cfg.pit_capacity, now_ms, names.clone()),
-            cs: Cs::with_hasher(cfg.cs_capacity, names.clone()),
+            pcct: Pcct::with_hasher(cfg.pit_capacity, cfg.cs_capacity, now_ms, names.clone()),
             dead_nonces: DeadNonceList::new(cfg.dead_nonce_lifetime_ms, cfg.dead_nonce_capacity),
             strategies,
             faces: FaceTable::default(),
@@ -169,13 +169,13 @@ impl<F: FibSource> Forwarder<F> {
 
     /// When [`Forwarder::tick`] next has work, for the I/O loop's poll timeout.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.pit.next_deadline()
+        self.pcct.pit.next_deadline()
     }
 
     /// Expires pending Interests whose lifetime ended.
     pub fn tick(&mut self, now_ms: u64) {
         let mut expired = std::mem::take(&mut self.expired);
-        self.pit.expire(now_ms, &mut expired);
+        self.pcct.expire(now_ms, &mut expired);
         for entry in expired.drain(..) {
             if !entry.satisfied {
                 self.counters.unsatisfied_interests += 1;
@@ -194,18 +194,18 @@ impl<F: FibSource> Forwarder<F> {
         for (at, (face, pkt)) in input.iter().enumerate() {
             match decode(at, pkt, &mut parsed, &mut linked) {
                 Ok(()) => {
-                    // Hash the name once for every table. The CS index is the
+                    // Hash the name once for every table. The PCCT's index is the
                     // table most likely to miss in cache (it holds the most
                     // names): start its loads now, to arrive while the packets
                     // before this one are processed.
                     match parsed.last_mut() {
                         Some((i, Parsed::Interest { interest, keys, .. })) if *i == at => {
                             keys.name = self.names.full(&interest.name);
-                            keys.cs = self.cs.prefetch_lookup(keys.name);
+                            self.pcct.prefetch(keys.name);
                         }
                         Some((i, Parsed::Data { data, keys, .. })) if *i == at => {
                             let key = self.names.key(&data.name);
-                            *keys = Keys { name: key.full, cs: self.cs.prefetch_insert(&data.name, &key) };
+                            *keys = Keys { name: key.full, cs: self.pcct.cs.prefetch_insert(&data.name, &key) };
                         }
                         _ => {}
                     }
@@ -326,18 +326,12 @@ impl<F: FibSource> Forwarder<F> {
             return None;
         }
 
-        // One PIT probe: an existing entry aggregates; otherwise the CS may answer,
-        // and only a miss there creates the entry.
-        let mut cached = None;
-        let cs = &mut self.cs;
-        let id = match self.pit.find_or_insert_unless(interest, keys.name, now, || {
-            cached = cs.lookup_keyed(interest, keys.cs, now).cloned();
-            cached.is_some()
-        }) {
+        // One PCCT probe: an existing entry aggregates; otherwise the CS may
+        // answer, and only a miss there creates the entry.
+        let id = match self.pcct.probe_interest(interest, keys.name, now) {
             Probe::Found(id) | Probe::Inserted(id) => id,
-            Probe::Declined => {
+            Probe::Cached(pkt) => {
                 self.counters.cs_hits += 1;
-                let pkt = cached.expect("declined on a CS hit");
                 self.send_data(ingress, &pkt, lp.pit_token.clone(), out);
                 return None;
             }
@@ -346,7 +340,7 @@ impl<F: FibSource> Forwarder<F> {
                 return None;
             }
         };
-        let entry = self.pit.get_mut(id).expect("just found or inserted");
+        let entry = self.pcct.pit.get_mut(id).expect("just found or inserted");
         if let Some((face, _)) = entry.has_nonce(nonce) {
             if face != ingress || !p2p {
                 self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
@@ -359,7 +353,7 @@ impl<F: FibSource> Forwarder<F> {
         // modified above) and every send reads it from there.
         let upstream = if reencode { interest.encode() } else { wire.clone() };
         entry.set_upstream(upstream, nonce, interest.hop_limit);
-        self.pit.reschedule(id);
+        self.pcct.pit.reschedule(id);
 
         // A local application may pin the next hop (NFD's NextHopFaceId).
         if let (true, Some(nh)) = (local_fields, lp.next_hop_face_id) {
@@ -383,7 +377,7 @@ impl<F: FibSource> Forwarder<F> {
         let Waiting { id, ingress, ingress_local, .. } = *w;
         // Gone when an earlier Interest of the same burst, from the same face, was
         // Nacked NoRoute and took the entry with it; that Nack answered this one too.
-        let Some(entry) = self.pit.get(id) else { return };
+        let Some(entry) = self.pcct.pit.get(id) else { return };
         let kind = self.strategy_for(entry.name());
         let is_localhop = self.localhop.is_prefix_of(entry.name());
         let faces = &self.faces;
@@ -399,13 +393,13 @@ impl<F: FibSource> Forwarder<F> {
             InterestDecision::Suppress => {}
             InterestDecision::NoRoute => {
                 self.counters.no_route += 1;
-                let entry = self.pit.get_mut(id).expect("present");
+                let entry = self.pcct.pit.get_mut(id).expect("present");
                 let token = entry.remove_in_record(ingress).and_then(|r| r.pit_token);
                 let wire = entry.wire.clone();
                 if entry.in_records.is_empty() {
-                    self.pit.discard(id);
+                    self.pcct.discard(id);
                 } else {
-                    self.pit.reschedule(id);
+                    self.pcct.pit.reschedule(id);
                 }
                 self.send_nack_wire(ingress, &wire, NackReason::NoRoute, token, out);
             }
@@ -441,7 +435,7 @@ impl<F: FibSource> Forwarder<F> {
     /// Sends a PIT entry's Interest (its upstream encoding) on `face`, recording
     /// the out-record. `ingress` is reported as IncomingFaceId to faces with local fields.
     fn send_interest(&mut self, now: u64, id: PitId, ingress: FaceId, face: FaceId, out: &mut Vec<Outgoing>) {
-        let Some(entry) = self.pit.get_mut(id) else { return };
+        let Some(entry) = self.pcct.pit.get_mut(id) else { return };
         let nonce = entry.nonce;
         if entry.hop_limit == Some(0) && !self.faces.get(face).is_some_and(|m| m.local) {
             self.counters.hop_limit_drops += 1;
@@ -496,14 +490,11 @@ impl<F: FibSource> Forwarder<F> {
             return;
         }
         let mut matches = SmallVec::<[PitId; 4]>::new();
-        self.pit.matches_for_data(data, keys.name, &mut matches);
+        let cache = lp.cache_policy != Some(CACHE_POLICY_NO_CACHE);
+        self.pcct.satisfy(data, keys.name, keys.cs, cache, now, &mut matches);
         if matches.is_empty() {
             self.counters.unsolicited_data += 1;
             return;
-        }
-        let cache = lp.cache_policy != Some(CACHE_POLICY_NO_CACHE);
-        if cache {
-            self.cs.insert_keyed(data, keys.cs, now);
         }
         // NFD's rule: a satisfied Interest's Nonces need the dead-nonce list only when
         // a looping copy could not be answered from the CS instead, i.e. with
@@ -511,10 +502,10 @@ impl<F: FibSource> Forwarder<F> {
         let stale_soon = data.freshness_ms.unwrap_or(0) < self.dead_nonces.lifetime_ms();
         let mut sent: SmallVec<[(FaceId, Option<Bytes>); 4]> = SmallVec::new();
         for id in matches {
-            let Some(entry) = self.pit.get(id) else { continue };
+            let Some(entry) = self.pcct.pit.get(id) else { continue };
             self.counters.satisfied_interests += 1;
             if cache && entry.can_be_prefix() {
-                self.cs.insert_indirect(entry.name(), &data.name);
+                self.pcct.cs.insert_indirect(entry.name(), &data.name);
             }
             for r in &entry.in_records {
                 if r.face == ingress || r.expiry_ms < now {
@@ -528,7 +519,7 @@ impl<F: FibSource> Forwarder<F> {
             if entry.must_be_fresh() && stale_soon {
                 remember_nonces(&mut self.dead_nonces, &self.names, entry, now);
             }
-            self.pit.discard(id);
+            self.pcct.discard(id);
         }
         for (face, token) in sent.drain(..) {
             self.send_data(face, &data.wire, token, out);
@@ -538,11 +529,11 @@ impl<F: FibSource> Forwarder<F> {
     fn on_nack(&mut self, now: u64, ingress: FaceId, interest: &Interest, reason: NackReason, out: &mut Vec<Outgoing>) {
         self.counters.packets.in_nacks += 1;
         self.faces.get_mut(ingress).expect("checked by caller").counters.packets.in_nacks += 1;
-        let Some(id) = self.pit.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh) else {
+        let Some(id) = self.pcct.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh) else {
             self.counters.dropped_nacks += 1;
             return;
         };
-        let entry = self.pit.get_mut(id).expect("found");
+        let entry = self.pcct.pit.get_mut(id).expect("found");
         match entry.out_record_mut(ingress) {
             Some(o) if Some(o.nonce) == interest.nonce => o.nack = Some(reason),
             _ => {
@@ -550,7 +541,7 @@ impl<F: FibSource> Forwarder<F> {
                 return;
             }
         }
-        let entry = self.pit.get(id).expect("found");
+        let entry = self.pcct.pit.get(id).expect("found");
         let kind = self.strategy_for(entry.name());
         // The entry keeps its Interest encoded: decode it for the ForwardingHint
         // and the Nacks (a rare path). It was decoded once on arrival or encoded
@@ -569,7 +560,7 @@ impl<F: FibSource> Forwarder<F> {
             }
             NackDecision::Wait => {}
             NackDecision::GiveUp(reason) => {
-                let entry = self.pit.remove(id).expect("found");
+                let entry = self.pcct.remove(id).expect("found");
                 for r in &entry.in_records {
                     let mut i = latest.clone();
                     i.nonce = Some(r.nonce);

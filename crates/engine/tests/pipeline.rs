@@ -65,7 +65,7 @@ fn interest_data_exchange_then_cs_hit() {
     let out = run(&mut f, 1, vec![(PRODUCER, data("/a/1", Some(10_000)))]);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].face, CONSUMER);
-    assert_eq!(f.pit.len(), 0);
+    assert_eq!(f.pcct.pit.len(), 0);
     // Second Interest: answered from the CS, nothing goes upstream.
     let out = run(&mut f, 2, vec![(CONSUMER2, interest("/a/1", 2).encode())]);
     assert_eq!(out.len(), 1);
@@ -93,7 +93,7 @@ fn no_route_gives_nack() {
     let (i, _, nack, _) = decode(&out[0]);
     assert_eq!(nack, Some(NackReason::NoRoute));
     assert_eq!(i.unwrap().name, name("/zzz"));
-    assert_eq!(f.pit.len(), 0);
+    assert_eq!(f.pcct.pit.len(), 0);
     assert_eq!(f.counters.no_route, 1);
 }
 
@@ -161,7 +161,7 @@ fn unsolicited_data_is_dropped() {
     let out = run(&mut f, 0, vec![(PRODUCER, data("/a/u", None))]);
     assert!(out.is_empty());
     assert_eq!(f.counters.unsolicited_data, 1);
-    assert_eq!(f.cs.len(), 0);
+    assert_eq!(f.pcct.cs.len(), 0);
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn best_route_tries_next_hop_on_nack_then_gives_up() {
     assert_eq!(out[0].face, CONSUMER);
     // The least severe reason is reported.
     assert_eq!(decode(&out[0]).2, Some(NackReason::Congestion));
-    assert_eq!(f.pit.len(), 0);
+    assert_eq!(f.pcct.pit.len(), 0);
 }
 
 #[test]
@@ -231,12 +231,12 @@ fn multicast_forwards_to_every_next_hop() {
 fn pending_interests_expire_by_timer() {
     let mut f = forwarder();
     run(&mut f, 0, vec![(CONSUMER, interest("/a/e", 1).encode())]);
-    assert_eq!(f.pit.len(), 1);
+    assert_eq!(f.pcct.pit.len(), 1);
     assert!(f.next_deadline().is_some_and(|d| d <= 1000));
     f.tick(500);
-    assert_eq!(f.pit.len(), 1);
+    assert_eq!(f.pcct.pit.len(), 1);
     f.tick(1001);
-    assert_eq!(f.pit.len(), 0);
+    assert_eq!(f.pcct.pit.len(), 0);
     assert_eq!(f.counters.unsatisfied_interests, 1);
     // Data after expiry is unsolicited.
     run(&mut f, 1002, vec![(PRODUCER, data("/a/e", None))]);
@@ -305,7 +305,7 @@ fn bare_and_wrapped_packets_in_one_burst_keep_their_own_headers() {
     let sent: Vec<(u32, Option<Bytes>)> = out.iter().map(|o| (o.face, decode(o).3)).collect();
     assert_eq!(sent, vec![(CONSUMER2, Some(token)), (CONSUMER, None), (CONSUMER, None)]);
     // The Data that asked not to be cached is not; the others are.
-    assert_eq!(f.cs.len(), 2);
+    assert_eq!(f.pcct.cs.len(), 2);
 }
 
 #[test]
@@ -366,7 +366,7 @@ fn a_burst_takes_effect_in_arrival_order() {
     // removes the shared entry; the second must not find it gone in a bad way.
     let out = run(&mut f, 1, vec![(CONSUMER, interest("/zzz", 2).encode()), (CONSUMER, interest("/zzz", 3).encode())]);
     assert!(!out.is_empty() && out.iter().all(|o| o.face == CONSUMER && decode(o).2 == Some(NackReason::NoRoute)));
-    assert_eq!(f.pit.len(), 0);
+    assert_eq!(f.pcct.pit.len(), 0);
     // A long burst of distinct Interests is forwarded in order, in chunks.
     let burst: Vec<(u32, Bytes)> = (0..150).map(|i| (CONSUMER, interest(&format!("/a/n/{i}"), 100 + i).encode())).collect();
     let out = run(&mut f, 2, burst.clone());

@@ -355,9 +355,9 @@ fn strategy_unset(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse 
 
 fn cs_config(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
     if let Some(c) = p.capacity {
-        fwd.cs.set_capacity(c.min(usize::MAX as u64) as usize);
+        fwd.pcct.cs.set_capacity(c.min(usize::MAX as u64) as usize);
     }
-    ControlResponse::ok(ControlParameters { capacity: Some(fwd.cs.capacity() as u64), flags: Some(3), ..Default::default() })
+    ControlResponse::ok(ControlParameters { capacity: Some(fwd.pcct.cs.capacity() as u64), flags: Some(3), ..Default::default() })
 }
 
 fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Workers>) -> ControlResponse {
@@ -366,7 +366,7 @@ fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Work
     // With workers the limit applies per shard, so up to workers × limit may go.
     let erased = match workers {
         Some(w) => w.cs_erase(&name, limit),
-        None => fwd.cs.erase_prefix(&name, limit),
+        None => fwd.pcct.cs.erase_prefix(&name, limit),
     };
     ControlResponse::ok(ControlParameters { name: Some(name), count: Some(erased as u64), ..Default::default() })
 }
@@ -440,7 +440,7 @@ fn rib_list(rib: &Rib, now_ms: u64) -> Vec<RibEntry> {
 /// every shard's entries and hits.
 fn cs_info(fwd: &Forwarder, total: &ShardStats) -> CsInfo {
     CsInfo {
-        capacity: fwd.cs.capacity() as u64,
+        capacity: fwd.pcct.cs.capacity() as u64,
         flags: 3,
         n_cs_entries: total.cs_entries as u64,
         n_hits: total.cs_hits,
@@ -496,7 +496,7 @@ fn propagate(module: &str, verb: &str, resp: &ControlResponse, fwd: &Forwarder, 
         ("rib" | "fib", _, Some(name), _) => workers.broadcast(Change::route(fwd, name)),
         ("faces", _, _, Some(id)) => workers.broadcast(Change::face(fwd, id.min(u32::MAX as u64) as u32)),
         ("strategy-choice", _, Some(name), _) => workers.broadcast(Change::Strategy(name.clone(), fwd.strategies.get(name).copied())),
-        ("cs", "config", _, _) => workers.broadcast(Change::CsCapacity(fwd.cs.capacity().div_ceil(workers.len().max(1)))),
+        ("cs", "config", _, _) => workers.broadcast(Change::CsCapacity(fwd.pcct.cs.capacity().div_ceil(workers.len().max(1)))),
         _ => {}
     }
 }

@@ -123,7 +123,7 @@ impl Change {
             Change::Strategy(prefix, None) => {
                 fwd.strategies.remove(prefix);
             }
-            Change::CsCapacity(c) => fwd.cs.set_capacity(*c),
+            Change::CsCapacity(c) => fwd.pcct.cs.set_capacity(*c),
         }
     }
 }
@@ -160,11 +160,11 @@ impl ShardStats {
         ShardStats {
             counters: fwd.counters.clone(),
             faces: fwd.faces.iter().map(|(id, m)| (id, m.counters.clone())).collect(),
-            pit_entries: fwd.pit.len(),
-            cs_entries: fwd.cs.len(),
-            cs_capacity: fwd.cs.capacity(),
-            cs_hits: fwd.cs.hits(),
-            cs_misses: fwd.cs.misses(),
+            pit_entries: fwd.pcct.pit.len(),
+            cs_entries: fwd.pcct.cs.len(),
+            cs_capacity: fwd.pcct.cs.capacity(),
+            cs_hits: fwd.pcct.cs.hits(),
+            cs_misses: fwd.pcct.cs.misses(),
             ..ShardStats::default()
         }
     }
@@ -891,7 +891,7 @@ impl Worker {
                 let _ = reply.try_send(s);
             }
             Control::CsErase(prefix, limit, reply) => {
-                let _ = reply.try_send(self.fwd.cs.erase_prefix(&prefix, limit));
+                let _ = reply.try_send(self.fwd.pcct.cs.erase_prefix(&prefix, limit));
             }
             Control::Stop => return false,
         }

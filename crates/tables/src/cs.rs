@@ -31,11 +31,12 @@ use trajan_wire::{Data, Interest, Name};
 use crate::ilist::{Linked, Links, List, NIL};
 use crate::line_index::LineIndex;
 use crate::name_key::{NameHasher, NameKey};
+use crate::pcct::Slot;
 use crate::slab::Slab;
 
 /// The most packets a store holds, whatever it is configured with: its index
 /// stores 30-bit slab indices for packets and for their (up to [`MAX_INDIRECT`])
-/// indirect entries, beside two bits of kind ([`Slot`]). 268 M packets is far
+/// indirect entries, beside two bits of kind (see [`crate::pcct`]). 268 M packets is far
 /// beyond any memory this runs in.
 pub const MAX_CAPACITY: usize = 1 << 28;
 
@@ -117,11 +118,10 @@ impl Linked for Direct {
     }
 }
 
-/// The index tags of one packet's name (and, for a Data, of the parents it
-/// registers) in one store: the engine gets them from [`Cs::prefetch_lookup`] or
-/// [`Cs::prefetch_insert`] as it decodes a burst and hands them back to
-/// [`Cs::lookup_keyed`] or [`Cs::insert_keyed`], so each name is hashed once, by
-/// the engine's [`NameHasher`] (the store's, see [`Cs::with_hasher`]). A key is
+/// The index tags of one Data's name and of the parents it registers in one
+/// store: the engine gets them from [`Cs::prefetch_insert`] as it decodes a burst
+/// and hands them back to [`crate::Pcct::satisfy`], so each name is hashed once,
+/// by the engine's [`NameHasher`] (the store's, see [`Cs::with_hasher`]). A key is
 /// valid for the store that made it, within the burst (a capacity change between
 /// bursts may clear the store).
 #[derive(Clone, Copy, Debug, Default)]
@@ -136,52 +136,16 @@ fn parent_lengths(n: usize) -> std::iter::Rev<std::ops::Range<usize>> {
     (n.saturating_sub(PREFIX_LEVELS).max(1)..n).rev()
 }
 
-/// What an index slot names: a cached packet, an indirect entry, or the parent
-/// prefix of a cached packet (answered by that packet). One name has at most one
-/// slot; a packet with exactly that name replaces an indirect or parent entry,
-/// since it is what a CanBePrefix Interest for the name would be answered with first.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    Direct(u32),
-    Indirect(u32),
-    Parent(u32),
-}
-
-/// The index value's top bit marks an indirect entry (slab indices below 2^30),
-/// the next one a parent entry (packet indices, below [`MAX_CAPACITY`]).
-const INDIRECT_BIT: u32 = 1 << 31;
-const PARENT_BIT: u32 = 1 << 30;
-
-impl Slot {
-    fn encode(self) -> u32 {
-        match self {
-            Slot::Direct(i) => i,
-            Slot::Indirect(i) => i | INDIRECT_BIT,
-            Slot::Parent(i) => i | PARENT_BIT,
-        }
-    }
-
-    fn decode(v: u32) -> Slot {
-        if v & INDIRECT_BIT != 0 {
-            Slot::Indirect(v & !INDIRECT_BIT)
-        } else if v & PARENT_BIT != 0 {
-            Slot::Parent(v & !PARENT_BIT)
-        } else {
-            Slot::Direct(v)
-        }
-    }
-}
-
 /// The content store. One Data per name: a newer packet with the same name replaces
 /// the cached one.
 pub struct Cs {
     direct: Slab<Direct>,
     indirect: Slab<Indirect>,
-    /// Names (by tag) to what holds them.
-    index: LineIndex,
+    /// Names (by tag) to what holds them; in a [`crate::Pcct`], the PIT's entries too.
+    pub(crate) index: LineIndex,
     /// Most recently used first.
     lru: List,
-    names: NameHasher,
+    pub(crate) names: NameHasher,
     /// Packets with their parent registered (parent slots in the index).
     parents: usize,
     capacity: usize,
@@ -242,11 +206,14 @@ impl Cs {
         self.misses
     }
 
-    fn slot_name(&self, slot: Slot) -> &[u8] {
+    /// The name a CS slot holds; `None` for a PIT entry's (see [`crate::Pcct`]).
+    #[inline]
+    pub(crate) fn slot_name(&self, slot: Slot) -> Option<&[u8]> {
         match slot {
-            Slot::Direct(i) => self.direct.at(i).name(),
-            Slot::Indirect(i) => &self.indirect.at(i).name,
-            Slot::Parent(i) => self.direct.at(i).parent_name(),
+            Slot::Direct(i) => Some(self.direct.at(i).name()),
+            Slot::Indirect(i) => Some(&self.indirect.at(i).name),
+            Slot::Parent(i) => Some(self.direct.at(i).parent_name()),
+            Slot::Pending(_) => None,
         }
     }
 
@@ -256,7 +223,7 @@ impl Cs {
     }
 
     fn find(&self, tag: u32, name: &[u8]) -> Option<Slot> {
-        self.index.find(tag, |v| self.slot_name(Slot::decode(v)) == name).map(Slot::decode)
+        self.index.find(tag, |v| self.slot_name(Slot::decode(v)) == Some(name)).map(Slot::decode)
     }
 
     /// The store's key for a Data whose name's [`NameKey`] (from this store's
@@ -265,30 +232,15 @@ impl Cs {
         CsKey { name: LineIndex::tag(key.full), parents: [LineIndex::tag(key.parent)] }
     }
 
-    /// The store's key for an Interest whose name's hash is `hash`: a lookup
-    /// needs no parent.
-    fn lookup_key(hash: u64) -> CsKey {
-        CsKey { name: LineIndex::tag(hash), parents: [0; PREFIX_LEVELS] }
-    }
-
-    /// The key of an Interest whose name's hash (by this store's hasher) is
-    /// `hash`, for [`Cs::lookup_keyed`], and starts loading the index line that
-    /// lookup probes first, so the engine can overlap that miss with the rest of a
-    /// burst.
-    pub fn prefetch_lookup(&self, hash: u64) -> CsKey {
-        let key = Cs::lookup_key(hash);
-        if self.capacity > 0 {
-            self.index.prefetch(key.name);
-        }
-        key
-    }
-
-    /// [`Cs::prefetch_lookup`] for [`Cs::insert_keyed`] of a Data named `name`:
-    /// its name's line and those of the [`PREFIX_LEVELS`] parents it registers.
+    /// The key of a Data named `name` whose [`NameKey`] (by this store's hasher)
+    /// is `key`, for [`crate::Pcct::satisfy`], and starts loading the index lines
+    /// that will probe: its name's (where the PIT's entries are found too) and
+    /// those of the [`PREFIX_LEVELS`] parents it registers, so the engine can
+    /// overlap those misses with the rest of a burst.
     pub fn prefetch_insert(&self, name: &Name, key: &NameKey) -> CsKey {
         let key = Cs::key(key);
+        self.index.prefetch(key.name);
         if self.capacity > 0 {
-            self.index.prefetch(key.name);
             for &tag in key.parents.iter().take(parent_lengths(name.len()).len()) {
                 self.index.prefetch(tag);
             }
@@ -300,13 +252,17 @@ impl Cs {
     /// period makes it stale at once), evicting the least recently used when full.
     pub fn insert(&mut self, data: &Data, now_ms: u64) {
         if self.capacity > 0 {
-            self.insert_keyed(data, Cs::key(&self.names.key(&data.name)), now_ms);
+            let key = Cs::key(&self.names.key(&data.name));
+            let found = self.find(key.name, data.name.value());
+            self.insert_found(data, key, found, now_ms);
         }
     }
 
     /// [`Cs::insert`] with the key [`Cs::prefetch_insert`] gave for `data`'s name
-    /// during this burst (so the name is hashed once per packet).
-    pub fn insert_keyed(&mut self, data: &Data, key: CsKey, now_ms: u64) {
+    /// during this burst (so the name is hashed once per packet) and the slot the
+    /// index holds for the name (`found`, from a walk since which the index has not
+    /// changed), so the name is looked up once too.
+    pub(crate) fn insert_found(&mut self, data: &Data, key: CsKey, found: Option<Slot>, now_ms: u64) {
         if self.capacity == 0 {
             return;
         }
@@ -315,9 +271,8 @@ impl Cs {
         // holder is not cached.
         let Some(at) = data.name_range() else { return };
         let at = at.start as u32..at.end as u32;
-        let name = data.name.value();
         let tag = key.name;
-        match self.find(tag, name) {
+        match found {
             Some(Slot::Direct(idx)) => {
                 let d = self.direct.at_mut(idx);
                 d.wire = data.wire.clone();
@@ -329,7 +284,7 @@ impl Cs {
             }
             Some(Slot::Indirect(i)) => self.remove_indirect(i, tag),
             Some(Slot::Parent(p)) => self.drop_parent(p),
-            None => {}
+            Some(Slot::Pending(_)) | None => {}
         }
         while self.direct.len() >= self.capacity {
             self.evict_lru();
@@ -369,7 +324,7 @@ impl Cs {
                     self.drop_parent(p);
                     self.add_parent(idx, prefix.len(), tag);
                 }
-                None => self.add_parent(idx, prefix.len(), tag),
+                Some(Slot::Pending(_)) | None => self.add_parent(idx, prefix.len(), tag),
             }
         }
     }
@@ -444,17 +399,18 @@ impl Cs {
     /// digest, the Data whose full name it is; then, with CanBePrefix, the Data an
     /// indirect entry points at. With MustBeFresh only fresh Data qualify.
     pub fn lookup(&mut self, interest: &Interest, now_ms: u64) -> Option<&Bytes> {
-        let key = Cs::lookup_key(self.names.full(&interest.name));
-        self.lookup_keyed(interest, key, now_ms)
+        let found = self.find(self.tag_of(&interest.name, interest.name.len()), interest.name.value());
+        self.answer(interest, found, now_ms)
     }
 
-    /// [`Cs::lookup`] with the key [`Cs::prefetch_lookup`] gave for `interest`'s
-    /// name during this burst (so the name is hashed once per packet).
+    /// [`Cs::lookup`] given the slot the index holds for `interest`'s name
+    /// (`found`, from a walk since which the index has not changed): the
+    /// Interest's name is looked up once for the PIT and the CS ([`crate::Pcct`]).
     ///
     /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
     #[inline(always)]
-    pub fn lookup_keyed(&mut self, interest: &Interest, key: CsKey, now_ms: u64) -> Option<&Bytes> {
-        match self.find_match(interest, key.name, now_ms) {
+    pub(crate) fn answer(&mut self, interest: &Interest, found: Option<Slot>, now_ms: u64) -> Option<&Bytes> {
+        match self.find_match(interest, found, now_ms) {
             Some(idx) => {
                 self.hits += 1;
                 self.touch(idx);
@@ -467,10 +423,9 @@ impl Cs {
         }
     }
 
-    fn find_match(&self, interest: &Interest, tag: u32, now_ms: u64) -> Option<u32> {
+    fn find_match(&self, interest: &Interest, found: Option<Slot>, now_ms: u64) -> Option<u32> {
         let usable = |idx: &u32| !interest.must_be_fresh || now_ms < self.direct.at(*idx).fresh_until;
         let name = &interest.name;
-        let found = self.find(tag, name.value());
         match found {
             Some(Slot::Direct(idx)) if usable(&idx) => return Some(idx),
             Some(Slot::Indirect(i)) if interest.can_be_prefix => {
@@ -723,20 +678,6 @@ mod tests {
         assert!(content(&mut cs, "/d", 0).is_some());
         assert_eq!(content(&mut cs, "/b", 0), None);
         assert_eq!(cs.capacity(), 1);
-    }
-
-    #[test]
-    fn keys_made_at_prefetch_find_what_unkeyed_calls_find() {
-        let names = NameHasher::new();
-        let mut cs = Cs::with_hasher(10, names.clone());
-        let d = data("/a/b/c", None, b"x");
-        let key = cs.prefetch_insert(&d.name, &names.key(&d.name));
-        cs.insert_keyed(&d, key, 0);
-        assert_eq!(get(&mut cs, "/a/b/c", false, false, 0).as_deref(), Some("/a/b/c"));
-        assert_eq!(get(&mut cs, "/a/b", true, false, 0).as_deref(), Some("/a/b/c"), "the parent registered with its prefetched tag");
-        let i = interest(&name("/a/b"), true, false);
-        let key = cs.prefetch_lookup(names.full(&i.name));
-        assert!(cs.lookup_keyed(&i, key, 0).is_some());
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! reads it, through longest-prefix match.
 //!
 //! The structure is Caesar's two-stage name LPM (`shared/seeds/caesar-paper.txt` §3):
-//! a prefix Bloom filter ([`pbf`]) finds the length of the longest matching prefix
+//! a prefix Bloom filter (`pbf`) finds the length of the longest matching prefix
 //! with one cache line per name (a few with block expansion), then a cache-line
-//! bucket hash table ([`table`]) confirms it and yields the next hops, ruling out the
+//! bucket hash table (`table`) confirms it and yields the next hops, ruling out the
 //! filter's false positives, so a lookup never returns a prefix the FIB does not
-//! hold. Prefix bytes live once, out of line ([`arena`]); next-hop sets are interned
-//! in a side table ([`nexthops`]). All per-prefix hashes come from one CRC32C pass
+//! hold. Prefix bytes live once, out of line (`arena`); next-hop sets are interned
+//! in a side table (`nexthops`). All per-prefix hashes come from one CRC32C pass
 //! ([`crate::name_hash`]). [`FibVariant`] selects the first stage, so the variants
 //! Caesar compared can run side by side. For forwarding threads that read while a
 //! control thread updates, [`FibWriter`] publishes updates atomically to

@@ -1,5 +1,6 @@
-//! Trajan's forwarding tables: the FIB (longest-prefix match), the PIT, the content
-//! store, the dead nonce list, and the timer wheel that expires entries.
+//! Trajan's forwarding tables: the FIB (longest-prefix match), the PIT and the
+//! content store (sharing one index, [`Pcct`]), the dead nonce list, and the timer
+//! wheel that expires entries.
 //!
 //! The tables are sans-I/O: they never read a clock. Every time is a `u64` count of
 //! milliseconds on a monotonic clock the caller supplies, so the engine stays
@@ -21,6 +22,7 @@ pub mod fib;
 pub mod lpm;
 pub mod name_hash;
 pub mod name_key;
+pub mod pcct;
 pub mod pit;
 pub mod timer_wheel;
 
@@ -29,7 +31,8 @@ pub use dead_nonce::DeadNonceList;
 pub use fib::{Fib, FibEntry, FibReader, FibSource, FibVariant, FibWriter, NextHop};
 pub use lpm::LpmTable;
 pub use name_key::{NameHasher, NameKey};
-pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId, Probe};
+pub use pcct::{Pcct, Probe};
+pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId};
 pub use timer_wheel::{TimerId, TimerWheel};
 
 /// Identifies a face (a link to a neighbour or an application). Faces are numbered

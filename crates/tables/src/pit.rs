@@ -2,30 +2,29 @@
 //! NFD, recording who asked (in-records) and where it was sent (out-records) until
 //! Data satisfies it or it expires.
 //!
-//! Entries live in a generational slab and are found through one hash table keyed
-//! by name alone: each bucket holds the (at most four) entries of one name, one per
-//! selector combination, so the exact-name lookup that every Data needs is a single
-//! probe. Expiry is driven by the entries' own timers in a [`TimerWheel`], never by
-//! a scan; when an entry's lifetime is extended its timer is re-armed lazily, when
-//! it fires, so refreshing an Interest costs no timer operation. A new entry's
-//! timer is armed lazily too, at the next [`Pit::expire`] (or after
-//! [`ARM_BATCH`] inserts): most entries are satisfied within microseconds, before
-//! then, and so never touch the wheel.
+//! Entries live in a generational slab and are found by name through the index the
+//! PIT shares with the content store ([`crate::pcct`]): an Interest's one walk of
+//! that index finds its pending entry or its cached Data, and a Data's finds the
+//! entries it satisfies and its own cache slot. Expiry is driven by the entries'
+//! own timers in a [`TimerWheel`], never by a scan; when an entry's lifetime is
+//! extended its timer is re-armed lazily, when it fires, so refreshing an Interest
+//! costs no timer operation. A new entry's timer is armed lazily too, at the next
+//! [`Pcct::expire`] (or after [`ARM_BATCH`] inserts): most entries are satisfied
+//! within microseconds, before then, and so never touch the wheel.
 
 use bytes::Bytes;
-use hashbrown::hash_table::Entry;
-use hashbrown::HashTable;
 use smallvec::SmallVec;
-use trajan_wire::{Data, Interest, NackReason, Name};
+use trajan_wire::{Interest, NackReason, Name};
 
-use crate::ilist::NIL;
-use crate::name_key::NameHasher;
+use crate::pcct::SelectorSet;
+#[cfg(doc)]
+use crate::{line_index::LineIndex, pcct::Pcct};
 use crate::slab::{Key, Slab};
 use crate::timer_wheel::{TimerId, TimerWheel};
 use crate::FaceId;
 
 /// New entries whose timers wait to be armed at most: bounds that list (of
-/// handles, some stale) when [`Pit::expire`] is not called for a while.
+/// handles, some stale) when [`Pcct::expire`] is not called for a while.
 pub const ARM_BATCH: usize = 1024;
 
 /// Names a PIT entry. Stale ids (the entry was satisfied, expired or removed) miss
@@ -178,25 +177,17 @@ impl PitEntry {
     }
 }
 
-/// What [`Pit::find_or_insert_unless`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Probe {
-    /// An entry with the Interest's key was pending.
-    Found(PitId),
-    /// None was; this one was created.
-    Inserted(PitId),
-    /// None was, and the caller declined to create one.
-    Declined,
-    /// None was, and the PIT is at capacity.
-    Full,
-}
+/// The most entries a PIT holds, whatever it is configured with: the shared
+/// index (see [`crate::pcct`]) stores 30-bit slab indices, and the all-ones one
+/// marks an empty way.
+pub const MAX_CAPACITY: usize = (1 << 30) - 1;
 
 /// An entry as stored, with what the table needs to find and time it.
 struct Stored {
     entry: PitEntry,
-    /// Hash of the name at insertion (the bucket's hash).
-    hash: u64,
-    /// Position in the bucket: the entry's selector combination.
+    /// The index tag of the name (see [`LineIndex::tag`]).
+    tag: u32,
+    /// The entry's selector combination ([`selectors`]).
     selectors: usize,
     /// Whether the name ends with an implicit digest (counted for `digest_entries`).
     digest: bool,
@@ -206,42 +197,17 @@ struct Stored {
     armed_ms: u64,
 }
 
-/// What taking an entry out of the table must undo besides freeing its slab slot.
-#[derive(Clone, Copy)]
-struct Indexed {
-    timer: Option<TimerId>,
-    hash: u64,
-    selectors: usize,
-    digest: bool,
-}
-
-impl Stored {
-    fn indexed(&self) -> Indexed {
-        Indexed { timer: self.timer, hash: self.hash, selectors: self.selectors, digest: self.digest }
-    }
-}
-
-/// The entries of one name: slab indices by selector combination, `NIL` where none.
-struct Bucket {
-    hash: u64,
-    ids: [u32; 4],
-}
-
-fn selectors(can_be_prefix: bool, must_be_fresh: bool) -> usize {
+/// A selector combination as a number below 4, for [`crate::pcct::SelectorSet`].
+#[inline]
+pub(crate) fn selectors(can_be_prefix: bool, must_be_fresh: bool) -> usize {
     can_be_prefix as usize | (must_be_fresh as usize) << 1
 }
 
-/// Whether bucket `b` holds the entries named `name`. Buckets are dropped when they
-/// empty, so one live index is always there to compare with.
-fn holds(entries: &Slab<Stored>, b: &Bucket, name: &[u8]) -> bool {
-    b.ids.iter().find(|&&i| i != NIL).is_some_and(|&i| entries.at(i).entry.name.value() == name)
-}
-
-/// The PIT, bounded in entries.
+/// The PIT's entries and timers, bounded in entries. It indexes its names in the
+/// content store's index, so finding or removing an entry by name is done through
+/// the [`Pcct`] that holds both.
 pub struct Pit {
     entries: Slab<Stored>,
-    index: HashTable<Bucket>,
-    names: NameHasher,
     timers: TimerWheel<PitId>,
     fired: Vec<PitId>,
     /// Entries inserted since timers were last armed (some may be gone already).
@@ -250,30 +216,23 @@ pub struct Pit {
     unarmed_min_ms: u64,
     capacity: usize,
     /// Entries with CanBePrefix: while zero, Data needs no probe for its proper prefixes.
-    prefix_entries: usize,
+    pub(crate) prefix_entries: usize,
     /// Entries whose name ends with an implicit digest: while zero, Data needs no
     /// SHA-256 to find who asked for its full name.
-    digest_entries: usize,
+    pub(crate) digest_entries: usize,
 }
 
 impl Pit {
-    /// An empty PIT holding at most `capacity` entries, its timers starting at `now_ms`.
-    pub fn new(capacity: usize, now_ms: u64) -> Self {
-        Pit::with_hasher(capacity, now_ms, NameHasher::new())
-    }
-
-    /// [`Pit::new`] hashing names with `names`, the engine's hasher, whose hash
-    /// of a name the engine computes once per packet and passes in.
-    pub fn with_hasher(capacity: usize, now_ms: u64, names: NameHasher) -> Self {
+    /// An empty PIT holding at most `capacity` entries (up to [`MAX_CAPACITY`]),
+    /// its timers starting at `now_ms`.
+    pub(crate) fn new(capacity: usize, now_ms: u64) -> Self {
         Pit {
             entries: Slab::new(),
-            index: HashTable::new(),
-            names,
             timers: TimerWheel::new(now_ms),
             fired: Vec::new(),
             unarmed: Vec::new(),
             unarmed_min_ms: u64::MAX,
-            capacity,
+            capacity: capacity.min(MAX_CAPACITY),
             prefix_entries: 0,
             digest_entries: 0,
         }
@@ -294,50 +253,30 @@ impl Pit {
         self.capacity
     }
 
-    fn id_at(&self, idx: u32) -> PitId {
+    #[inline]
+    pub(crate) fn id_at(&self, idx: u32) -> PitId {
         PitId(self.entries.key_at(idx))
     }
 
-    /// The bucket of the name whose encoded components are `name` and whose hash is `hash`.
-    fn bucket(&self, hash: u64, name: &[u8]) -> Option<&Bucket> {
-        self.index.find(hash, |b| holds(&self.entries, b, name))
+    /// Whether the entry at slab index `idx` (one the index names) is named
+    /// `name`, with selectors in `wanted`. The selectors, already in the entry's
+    /// line, are compared first.
+    #[inline]
+    pub(crate) fn holds(&self, idx: u32, name: &[u8], wanted: SelectorSet) -> bool {
+        let s = self.entries.at(idx);
+        wanted & (1 << s.selectors) != 0 && s.entry.name.value()[..] == *name
     }
 
-    /// The entry for `interest`'s key, created if absent (with no records, expiring
-    /// after the Interest's lifetime, its Nonce and HopLimit recorded but no
-    /// encoding yet: see [`PitEntry::set_upstream`]). The flag is true for a new entry.
-    pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
-        match self.find_or_insert_unless(interest, self.names.full(&interest.name), now_ms, || false) {
-            Probe::Found(id) => Ok((id, false)),
-            Probe::Inserted(id) => Ok((id, true)),
-            Probe::Declined => unreachable!("never declined"),
-            Probe::Full => Err(PitFull),
+    /// A new entry for `interest`, whose name is tagged `tag` and has no entry with
+    /// its selectors yet: its id and slab index (to index it under `tag`), or
+    /// `None` at capacity.
+    #[inline]
+    pub(crate) fn insert(&mut self, interest: &Interest, tag: u32, now_ms: u64) -> Option<(PitId, u32)> {
+        if self.entries.len() >= self.capacity {
+            return None;
         }
-    }
-
-    /// [`Pit::find_or_insert`] in one probe, asking `decline` before creating an
-    /// entry: the engine answers from the content store there, so an Interest costs
-    /// one PIT lookup whether it aggregates, hits the CS or creates an entry.
-    /// `hash` is the name's, by this table's [`NameHasher`].
-    pub fn find_or_insert_unless(&mut self, interest: &Interest, hash: u64, now_ms: u64, decline: impl FnOnce() -> bool) -> Probe {
-        debug_assert_eq!(hash, self.names.full(&interest.name));
         if self.unarmed.len() >= ARM_BATCH {
             self.arm_new();
-        }
-        let name = interest.name.value().as_ref();
-        let sel = selectors(interest.can_be_prefix, interest.must_be_fresh);
-        let slot = self.index.entry(hash, |b| holds(&self.entries, b, name), |b| b.hash);
-        if let Entry::Occupied(b) = &slot {
-            let idx = b.get().ids[sel];
-            if idx != NIL {
-                return Probe::Found(PitId(self.entries.key_at(idx)));
-            }
-        }
-        if decline() {
-            return Probe::Declined;
-        }
-        if self.entries.len() >= self.capacity {
-            return Probe::Full;
         }
         let id = PitId(self.entries.next_key());
         let expiry_ms = now_ms.saturating_add(interest.lifetime());
@@ -355,8 +294,8 @@ impl Pit {
                 expiry_ms,
                 satisfied: false,
             },
-            hash,
-            selectors: sel,
+            tag,
+            selectors: selectors(interest.can_be_prefix, interest.must_be_fresh),
             digest,
             timer: None,
             armed_ms: u64::MAX,
@@ -364,23 +303,9 @@ impl Pit {
         debug_assert_eq!(key, id.0);
         self.unarmed.push(id);
         self.unarmed_min_ms = self.unarmed_min_ms.min(expiry_ms);
-        match slot {
-            Entry::Occupied(mut b) => b.get_mut().ids[sel] = key.idx,
-            Entry::Vacant(v) => {
-                let mut ids = [NIL; 4];
-                ids[sel] = key.idx;
-                v.insert(Bucket { hash, ids });
-            }
-        }
         self.prefix_entries += interest.can_be_prefix as usize;
         self.digest_entries += digest as usize;
-        Probe::Inserted(id)
-    }
-
-    /// The entry with exactly this key.
-    pub fn find(&self, name: &Name, can_be_prefix: bool, must_be_fresh: bool) -> Option<PitId> {
-        let idx = self.bucket(self.names.full(name), name.value())?.ids[selectors(can_be_prefix, must_be_fresh)];
-        (idx != NIL).then(|| self.id_at(idx))
+        Some((id, key.idx))
     }
 
     /// The entry `id` names, if it is still pending.
@@ -393,80 +318,31 @@ impl Pit {
         self.entries.get_mut(id.0).map(|s| &mut s.entry)
     }
 
-    /// Removes an entry (satisfied, Nacked or given up on) and cancels its timer.
-    pub fn remove(&mut self, id: PitId) -> Option<PitEntry> {
+    /// Takes an entry out, with the tag and slab index it was indexed under.
+    pub(crate) fn remove(&mut self, id: PitId) -> Option<(PitEntry, u32, u32)> {
         let stored = self.entries.remove(id.0)?;
-        self.forget(id, stored.indexed());
-        Some(stored.entry)
+        self.forget(stored.timer, stored.selectors, stored.digest);
+        Some((stored.entry, stored.tag, id.0.idx))
     }
 
-    /// Removes an entry the caller has finished reading, dropping it in place rather
-    /// than moving it out (an entry is several hundred bytes). Returns whether it existed.
-    ///
-    /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
+    /// Drops an entry in place; the tag and slab index it was indexed under.
     #[inline(always)]
-    pub fn discard(&mut self, id: PitId) -> bool {
-        let Some(indexed) = self.entries.get(id.0).map(Stored::indexed) else { return false };
+    pub(crate) fn discard(&mut self, id: PitId) -> Option<(u32, u32)> {
+        let stored = self.entries.get(id.0)?;
+        let (timer, tag, sel, digest) = (stored.timer, stored.tag, stored.selectors, stored.digest);
         self.entries.discard(id.0);
-        self.forget(id, indexed);
-        true
+        self.forget(timer, sel, digest);
+        Some((tag, id.0.idx))
     }
 
-    /// Cancels a removed entry's timer and takes it out of the index and the counts.
-    fn forget(&mut self, id: PitId, Indexed { timer, hash, selectors: sel, digest }: Indexed) {
+    /// Cancels a removed entry's timer and takes it out of the counts.
+    #[inline]
+    fn forget(&mut self, timer: Option<TimerId>, sel: usize, digest: bool) {
         if let Some(timer) = timer {
             self.timers.cancel(timer);
         }
-        let idx = id.0.idx;
-        if let Ok(mut b) = self.index.find_entry(hash, |b| b.ids[sel] == idx) {
-            b.get_mut().ids[sel] = NIL;
-            if b.get().ids.iter().all(|&i| i == NIL) {
-                b.remove();
-            }
-        }
         self.prefix_entries -= (sel & selectors(true, false) != 0) as usize;
         self.digest_entries -= digest as usize;
-    }
-
-    /// Appends to `out` every entry that `data` satisfies: its exact name under any
-    /// selectors, each proper prefix of its name with CanBePrefix, and its full name
-    /// (with the implicit digest, computed only when some entry asks for a digest).
-    /// MustBeFresh is not checked, as in NFD: fresh Data arriving satisfies it.
-    /// `hash` is the Data name's, by this table's [`NameHasher`].
-    ///
-    /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
-    #[inline(always)]
-    pub fn matches_for_data(&self, data: &Data, hash: u64, out: &mut SmallVec<[PitId; 4]>) {
-        debug_assert_eq!(hash, self.names.full(&data.name));
-        if let Some(b) = self.bucket(hash, data.name.value()) {
-            self.push_live(b.ids, out);
-        }
-        if self.prefix_entries > 0 {
-            let name = &data.name;
-            for len in 0..name.len() {
-                if let Some(b) = self.bucket(self.names.prefix(name, len), name.prefix_value(len)) {
-                    self.push_live([b.ids[selectors(true, false)], b.ids[selectors(true, true)]], out);
-                }
-            }
-        }
-        if self.digest_entries > 0 {
-            let full = data.full_name();
-            if let Some(b) = self.bucket(self.names.full(&full), full.value()) {
-                self.push_live(b.ids, out);
-            }
-        }
-    }
-
-    /// Appends the ids of the live slots among `ids` (`NIL` marks an empty one).
-    /// A plain loop of pushes: `SmallVec::extend` of a filtered iterator (its size
-    /// hint, its reserve) cost ≈ 80 instructions per Data.
-    #[inline]
-    fn push_live<const N: usize>(&self, ids: [u32; N], out: &mut SmallVec<[PitId; 4]>) {
-        for i in ids {
-            if i != NIL {
-                out.push(self.id_at(i));
-            }
-        }
     }
 
     /// Brings an entry's timer forward after its `expiry_ms` moved earlier. A later
@@ -497,21 +373,29 @@ impl Pit {
         self.unarmed_min_ms = u64::MAX;
     }
 
-    /// Removes every entry whose expiry is at or before `now_ms`, appending it to `expired`.
-    pub fn expire(&mut self, now_ms: u64, expired: &mut Vec<PitEntry>) {
+    /// The entries whose expiry is at or before `now_ms`, for the caller to
+    /// remove; the timers of entries whose lifetime was extended are re-armed.
+    /// Hand the list back with [`Pit::done_with`], so its buffer is reused.
+    pub(crate) fn due(&mut self, now_ms: u64) -> Vec<PitId> {
         self.arm_new();
         let mut fired = std::mem::take(&mut self.fired);
         self.timers.advance(now_ms, &mut fired);
-        for id in fired.drain(..) {
-            let Some(s) = self.entries.get_mut(id.0) else { continue };
+        fired.retain(|&id| {
+            let Some(s) = self.entries.get_mut(id.0) else { return false };
             if s.entry.expiry_ms <= now_ms {
-                expired.extend(self.remove(id));
-            } else {
-                s.timer = Some(self.timers.schedule(s.entry.expiry_ms, id));
-                s.armed_ms = s.entry.expiry_ms;
+                return true;
             }
-        }
-        self.fired = fired;
+            s.timer = Some(self.timers.schedule(s.entry.expiry_ms, id));
+            s.armed_ms = s.entry.expiry_ms;
+            false
+        });
+        fired
+    }
+
+    /// Takes back the buffer [`Pit::due`] handed out.
+    pub(crate) fn done_with(&mut self, mut due: Vec<PitId>) {
+        due.clear();
+        self.fired = due;
     }
 
     /// A lower bound of the next expiry, for the I/O loop's poll timeout.
@@ -527,18 +411,20 @@ impl Pit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pcct::Pcct;
+    use trajan_wire::Data;
     use crate::test_util::{arb_name, data, interest, matches_data, name};
     use proptest::prelude::*;
 
-    fn insert(pit: &mut Pit, uri: &str, cbp: bool, mbf: bool, now: u64) -> PitId {
+    fn insert(pit: &mut Pcct, uri: &str, cbp: bool, mbf: bool, now: u64) -> PitId {
         let (id, new) = pit.find_or_insert(&interest(&name(uri), cbp, mbf), now).unwrap();
         assert!(new, "{uri} cbp={cbp} mbf={mbf} is new");
         id
     }
 
-    fn matches(pit: &Pit, d: &Data) -> Vec<PitId> {
+    fn matches(pit: &Pcct, d: &Data) -> Vec<PitId> {
         let mut out = SmallVec::new();
-        pit.matches_for_data(d, pit.names.full(&d.name), &mut out);
+        pit.matches_for_data(d, pit.cs.names.full(&d.name), &mut out);
         let mut v = out.into_vec();
         v.sort_by_key(|id| id.0.idx);
         v
@@ -551,14 +437,14 @@ mod tests {
 
     #[test]
     fn key_separates_selectors() {
-        let mut pit = Pit::new(10, 0);
+        let mut pit = Pcct::new(10, 0, 0);
         let a = name("/a");
         let ids: Vec<PitId> =
             [(false, false), (true, false), (false, true), (true, true)].iter().map(|&(c, m)| insert(&mut pit, "/a", c, m, 0)).collect();
-        assert_eq!(pit.len(), 4);
+        assert_eq!(pit.pit.len(), 4);
         for (i, &(c, m)) in [(false, false), (true, false), (false, true), (true, true)].iter().enumerate() {
             assert_eq!(pit.find(&a, c, m), Some(ids[i]));
-            let e = pit.get(ids[i]).unwrap();
+            let e = pit.pit.get(ids[i]).unwrap();
             assert_eq!((e.can_be_prefix(), e.must_be_fresh()), (c, m));
             assert_eq!(pit.find_or_insert(&interest(&a, c, m), 5), Ok((ids[i], false)), "same key aggregates");
         }
@@ -572,34 +458,34 @@ mod tests {
 
     #[test]
     fn capacity_bounds_entries() {
-        let mut pit = Pit::new(2, 0);
+        let mut pit = Pcct::new(2, 0, 0);
         let a = insert(&mut pit, "/a", false, false, 0);
         insert(&mut pit, "/b", false, false, 0);
         assert_eq!(pit.find_or_insert(&interest(&name("/c"), false, false), 0), Err(PitFull));
         assert!(pit.find_or_insert(&interest(&name("/a"), false, false), 0).is_ok(), "existing entries are still found when full");
         pit.remove(a);
         insert(&mut pit, "/c", false, false, 0);
-        assert_eq!(pit.len(), 2);
-        let mut none = Pit::new(0, 0);
+        assert_eq!(pit.pit.len(), 2);
+        let mut none = Pcct::new(0, 0, 0);
         assert_eq!(none.find_or_insert(&interest(&name("/a"), false, false), 0), Err(PitFull));
     }
 
     #[test]
     fn stale_ids_miss() {
-        let mut pit = Pit::new(4, 0);
+        let mut pit = Pcct::new(4, 0, 0);
         let a = insert(&mut pit, "/a", false, false, 0);
         assert!(pit.remove(a).is_some());
         assert!(pit.remove(a).is_none());
         let b = insert(&mut pit, "/b", false, false, 0);
         assert_ne!(a, b);
-        assert!(pit.get(a).is_none());
-        assert!(pit.get_mut(a).is_none());
-        assert_eq!(*pit.get(b).unwrap().name(), name("/b"));
+        assert!(pit.pit.get(a).is_none());
+        assert!(pit.pit.get_mut(a).is_none());
+        assert_eq!(*pit.pit.get(b).unwrap().name(), name("/b"));
     }
 
     #[test]
     fn data_matches_exact_prefix_and_full_name() {
-        let mut pit = Pit::new(32, 0);
+        let mut pit = Pcct::new(32, 0, 0);
         let d = data("/a/b/c", Some(1000), b"x");
         let exact = insert(&mut pit, "/a/b/c", false, false, 0);
         let exact_fresh = insert(&mut pit, "/a/b/c", false, true, 0);
@@ -619,23 +505,23 @@ mod tests {
 
     #[test]
     fn digest_and_prefix_probes_follow_the_entries_that_need_them() {
-        let mut pit = Pit::new(8, 0);
+        let mut pit = Pcct::new(8, 0, 0);
         let d = data("/x/y", None, b"");
         let full = pit.find_or_insert(&interest(&d.full_name(), false, false), 0).unwrap().0;
         let prefix = insert(&mut pit, "/x", true, false, 0);
         assert_eq!(matches(&pit, &d), sorted(vec![full, prefix]));
         pit.remove(full);
         pit.remove(prefix);
-        assert_eq!((pit.digest_entries, pit.prefix_entries), (0, 0));
+        assert_eq!((pit.pit.digest_entries, pit.pit.prefix_entries), (0, 0));
         let again = pit.find_or_insert(&interest(&d.full_name(), false, false), 0).unwrap().0;
         assert_eq!(matches(&pit, &d), vec![again]);
     }
 
     #[test]
     fn records_and_nonces() {
-        let mut pit = Pit::new(4, 0);
+        let mut pit = Pcct::new(4, 0, 0);
         let id = insert(&mut pit, "/a", false, false, 0);
-        let e = pit.get_mut(id).unwrap();
+        let e = pit.pit.get_mut(id).unwrap();
         e.upsert_in_record(1, 111, 4000, Some(Bytes::from_static(b"tok")));
         e.upsert_in_record(2, 222, 3000, None);
         assert_eq!(e.expiry_ms, 4000);
@@ -658,7 +544,7 @@ mod tests {
         assert!(e.in_record_mut(9).is_none());
     }
 
-    fn expire(pit: &mut Pit, now: u64) -> Vec<Name> {
+    fn expire(pit: &mut Pcct, now: u64) -> Vec<Name> {
         let mut out = Vec::new();
         pit.expire(now, &mut out);
         let mut names: Vec<Name> = out.into_iter().map(|e| e.name).collect();
@@ -668,65 +554,65 @@ mod tests {
 
     #[test]
     fn entries_expire_by_timer_at_their_lifetime() {
-        let mut pit = Pit::new(8, 1000);
+        let mut pit = Pcct::new(8, 0, 1000);
         let mut i = interest(&name("/a"), false, false);
         i.lifetime_ms = Some(100);
         pit.find_or_insert(&i, 1000).unwrap();
         insert(&mut pit, "/b", false, false, 1000); // default lifetime 4000
-        assert_eq!(pit.get(pit.find(&name("/a"), false, false).unwrap()).unwrap().expiry_ms, 1100);
-        assert!(pit.next_deadline().is_some_and(|t| t <= 1100));
+        assert_eq!(pit.pit.get(pit.find(&name("/a"), false, false).unwrap()).unwrap().expiry_ms, 1100);
+        assert!(pit.pit.next_deadline().is_some_and(|t| t <= 1100));
         assert_eq!(expire(&mut pit, 1099), Vec::<Name>::new());
         assert_eq!(expire(&mut pit, 1100), [name("/a")]);
         assert_eq!(pit.find(&name("/a"), false, false), None);
         assert_eq!(expire(&mut pit, 4999), Vec::<Name>::new());
         assert_eq!(expire(&mut pit, 5000), [name("/b")]);
-        assert!(pit.is_empty());
-        assert_eq!(pit.next_deadline(), None);
+        assert!(pit.pit.is_empty());
+        assert_eq!(pit.pit.next_deadline(), None);
     }
 
     #[test]
     fn extended_lifetime_rearms_lazily_and_shortened_one_reschedules() {
-        let mut pit = Pit::new(8, 0);
+        let mut pit = Pcct::new(8, 0, 0);
         let later = insert(&mut pit, "/later", false, false, 0);
         let sooner = insert(&mut pit, "/sooner", false, false, 0);
-        pit.get_mut(later).unwrap().upsert_in_record(1, 1, 9000, None);
-        pit.reschedule(later);
-        pit.get_mut(sooner).unwrap().upsert_in_record(1, 2, 500, None);
-        pit.reschedule(sooner);
+        pit.pit.get_mut(later).unwrap().upsert_in_record(1, 1, 9000, None);
+        pit.pit.reschedule(later);
+        pit.pit.get_mut(sooner).unwrap().upsert_in_record(1, 2, 500, None);
+        pit.pit.reschedule(sooner);
         assert_eq!(expire(&mut pit, 500), [name("/sooner")]);
         assert_eq!(expire(&mut pit, 4000), Vec::<Name>::new(), "the old deadline passes without expiring");
-        assert!(pit.get(later).is_some());
+        assert!(pit.pit.get(later).is_some());
         assert_eq!(expire(&mut pit, 8999), Vec::<Name>::new());
         assert_eq!(expire(&mut pit, 9000), [name("/later")]);
     }
 
     #[test]
     fn timers_are_armed_lazily_and_the_backlog_is_bounded() {
-        let mut pit = Pit::new(usize::MAX, 0);
+        let mut pit = Pcct::new(usize::MAX, 0, 0);
         let mut i = interest(&name("/late"), false, false);
         i.lifetime_ms = Some(100);
         pit.find_or_insert(&i, 0).unwrap();
-        assert_eq!(pit.next_deadline(), Some(100), "an unarmed entry still bounds the poll timeout");
+        assert_eq!(pit.pit.next_deadline(), Some(100), "an unarmed entry still bounds the poll timeout");
         // Entries satisfied before any expire() never reach the wheel, and their
         // stale handles do not pile up.
         for n in 0..3 * ARM_BATCH {
             let id = insert(&mut pit, &format!("/n/{n}"), false, false, 0);
             pit.remove(id);
-            assert!(pit.unarmed.len() <= ARM_BATCH);
+            assert!(pit.pit.unarmed.len() <= ARM_BATCH);
         }
-        assert!(pit.timers.len() <= 1, "only a still-pending entry was armed");
+        assert!(pit.pit.timers.len() <= 1, "only a still-pending entry was armed");
         assert_eq!(expire(&mut pit, 500), [name("/late")], "armed past its expiry, it fires at once");
-        assert_eq!(pit.next_deadline(), None);
+        assert_eq!(pit.pit.next_deadline(), None);
     }
 
     #[test]
     fn removed_entries_never_expire() {
-        let mut pit = Pit::new(8, 0);
+        let mut pit = Pcct::new(8, 0, 0);
         let a = insert(&mut pit, "/a", false, false, 0);
         pit.remove(a);
         let b = insert(&mut pit, "/b", false, false, 0);
         assert_eq!(expire(&mut pit, 10_000), [name("/b")]);
-        assert!(pit.get(b).is_none());
+        assert!(pit.pit.get(b).is_none());
     }
 
     proptest! {
@@ -741,7 +627,7 @@ mod tests {
         ) {
             let d = data(&data_name.to_string(), None, &[content]);
             let other = data(&data_name.to_string(), None, b"other");
-            let mut pit = Pit::new(usize::MAX, 0);
+            let mut pit = Pcct::new(usize::MAX, 0, 0);
             let mut live: Vec<(PitId, Interest)> = Vec::new();
             for (n, cbp, mbf, kind) in entries {
                 // Some entries ask for a full name: this Data's, or a same-named other packet's.

@@ -1,0 +1,440 @@
+//! The PIT and the content store in one table, NDN-DPDK's PIT-CS composite table
+//! (PCCT): both tables index their names in one index of cache-line buckets, so
+//! an Interest costs one walk of that index whether it aggregates into a
+//! pending entry, is answered from the cache or creates an entry, and a
+//! Data finds the entries it satisfies and the cache slot its name already has in
+//! one walk too. Separate indexes cost two walks each way: in a full store every
+//! walk is a cache miss, and the PIT's own table was a second set of lines to keep
+//! warm.
+//!
+//! The two tables keep their entries apart ([`Pit`] and [`Cs`] own their slabs),
+//! and the index values say which table an entry is in (`Slot`): the CS's own
+//! operations skip the PIT's values, and the PIT's skip the CS's, so each table
+//! keeps its invariants whatever the other does.
+
+use bytes::Bytes;
+use smallvec::SmallVec;
+use trajan_wire::{Data, Interest};
+
+use crate::cs::{Cs, CsKey};
+use crate::line_index::LineIndex;
+use crate::name_key::NameHasher;
+use crate::pit::{Pit, PitFull, PitId};
+
+/// What an index value names: a cached packet, an indirect entry, the parent
+/// prefix of a cached packet (answered by that packet), or a pending Interest.
+/// One name has at most one CS slot (a packet with exactly that name replaces an
+/// indirect or parent entry, since it is what a CanBePrefix Interest for the name
+/// would be answered with first) and up to four PIT entries, one per selector
+/// combination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// A cached packet (its index in the CS's slab).
+    Direct(u32),
+    /// A name a CanBePrefix Interest asked for (an indirect entry's index).
+    Indirect(u32),
+    /// The parent prefix a cached packet registered (the packet's index).
+    Parent(u32),
+    /// A pending Interest (its index in the PIT's slab).
+    Pending(u32),
+}
+
+/// The kind lives in an index value's top two bits, the slab index below them:
+/// CS packets are below `crate::cs::MAX_CAPACITY` (2^28), indirect entries below
+/// 2^30 (at most four per packet), PIT entries below [`crate::pit::MAX_CAPACITY`].
+const KIND_SHIFT: u32 = 30;
+const INDEX_MASK: u32 = (1 << KIND_SHIFT) - 1;
+
+impl Slot {
+    /// The index value.
+    #[inline]
+    pub(crate) fn encode(self) -> u32 {
+        let (kind, i) = match self {
+            Slot::Direct(i) => (0, i),
+            Slot::Parent(i) => (1, i),
+            Slot::Indirect(i) => (2, i),
+            Slot::Pending(i) => (3, i),
+        };
+        debug_assert!(i <= INDEX_MASK);
+        kind << KIND_SHIFT | i
+    }
+
+    /// The slot an index value names.
+    #[inline]
+    pub(crate) fn decode(v: u32) -> Slot {
+        let i = v & INDEX_MASK;
+        match v >> KIND_SHIFT {
+            0 => Slot::Direct(i),
+            1 => Slot::Parent(i),
+            2 => Slot::Indirect(i),
+            _ => Slot::Pending(i),
+        }
+    }
+}
+
+/// What [`Pcct::probe_interest`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// A PIT entry with the Interest's key was pending: the Interest aggregates.
+    Found(PitId),
+    /// None was and the cache answered: the Data's wire encoding.
+    Cached(Bytes),
+    /// Neither; this PIT entry was created.
+    Inserted(PitId),
+    /// Neither, and the PIT is at capacity.
+    Full,
+}
+
+/// Selector combinations a walk accepts: bit `s` for `crate::pit::selectors` value `s`.
+pub(crate) type SelectorSet = u8;
+
+/// Every selector combination.
+pub(crate) const ANY_SELECTORS: SelectorSet = 0b1111;
+
+/// The PIT and the CS of one forwarder, sharing one index. The tables are public
+/// for what needs no index (a PIT entry's records, the CS's counters and
+/// capacity, its standalone lookups); what finds or removes PIT entries by name
+/// is here.
+pub struct Pcct {
+    /// The pending Interests.
+    pub pit: Pit,
+    /// The cached Data; it holds the shared index.
+    pub cs: Cs,
+}
+
+impl Pcct {
+    /// Empty tables: a PIT of at most `pit_capacity` entries (up to
+    /// [`crate::pit::MAX_CAPACITY`]) whose timers start at `now_ms`, and a CS of
+    /// at most `cs_capacity` packets (0 disables caching).
+    pub fn new(pit_capacity: usize, cs_capacity: usize, now_ms: u64) -> Self {
+        Pcct::with_hasher(pit_capacity, cs_capacity, now_ms, NameHasher::new())
+    }
+
+    /// [`Pcct::new`] hashing names with `names`, the engine's hasher, whose hash of
+    /// a name the engine computes once per packet and passes in.
+    pub fn with_hasher(pit_capacity: usize, cs_capacity: usize, now_ms: u64, names: NameHasher) -> Self {
+        Pcct { pit: Pit::new(pit_capacity, now_ms), cs: Cs::with_hasher(cs_capacity, names) }
+    }
+
+    /// Starts loading the index line where the walk for the name hashed `hash`
+    /// begins, so the engine can overlap that miss with the rest of a burst.
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        self.cs.index.prefetch(LineIndex::tag(hash));
+    }
+
+    /// One walk of the index for the name whose encoded components are `name`
+    /// (tagged `tag`): calls `pending` with each PIT entry of that name whose
+    /// selectors are in `selectors` until it returns true, and returns the CS's
+    /// slot for the name, if it met it before stopping.
+    #[inline]
+    pub(crate) fn walk(&self, tag: u32, name: &[u8], selectors: SelectorSet, mut pending: impl FnMut(u32) -> bool) -> Option<Slot> {
+        let mut cached = None;
+        self.cs.index.find(tag, |v| match Slot::decode(v) {
+            Slot::Pending(i) => self.pit.holds(i, name, selectors) && pending(i),
+            slot => {
+                if cached.is_none() && self.cs.slot_name(slot) == Some(name) {
+                    cached = Some(slot);
+                }
+                false
+            }
+        });
+        cached
+    }
+
+    /// The one probe of an Interest's pipeline: the pending entry with its key
+    /// if there is one (it aggregates, as in NFD, even when the cache could
+    /// answer); else the cached Data that satisfies it (marked recently used);
+    /// else a new PIT entry, with no records, expiring after the Interest's
+    /// lifetime, its Nonce and HopLimit recorded but no encoding yet (see
+    /// [`crate::PitEntry::set_upstream`]). `hash` is the name's, by this table's
+    /// [`NameHasher`].
+    #[inline(always)]
+    pub fn probe_interest(&mut self, interest: &Interest, hash: u64, now_ms: u64) -> Probe {
+        self.probe(interest, hash, now_ms, true)
+    }
+
+    /// The PIT entry for `interest`'s key, created if absent (as by
+    /// [`Pcct::probe_interest`], without asking the cache). The flag is true for
+    /// a new entry.
+    pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
+        match self.probe(interest, self.cs.names.full(&interest.name), now_ms, false) {
+            Probe::Found(id) => Ok((id, false)),
+            Probe::Inserted(id) => Ok((id, true)),
+            Probe::Cached(_) => unreachable!("the cache is not asked"),
+            Probe::Full => Err(PitFull),
+        }
+    }
+
+    #[inline(always)]
+    fn probe(&mut self, interest: &Interest, hash: u64, now_ms: u64, ask_cache: bool) -> Probe {
+        debug_assert_eq!(hash, self.cs.names.full(&interest.name));
+        let tag = LineIndex::tag(hash);
+        let want = 1 << crate::pit::selectors(interest.can_be_prefix, interest.must_be_fresh);
+        let mut pending = None;
+        let cached = self.walk(tag, interest.name.value(), want, |i| {
+            pending = Some(i);
+            true
+        });
+        if let Some(i) = pending {
+            return Probe::Found(self.pit.id_at(i));
+        }
+        if ask_cache {
+            if let Some(wire) = self.cs.answer(interest, cached, now_ms) {
+                return Probe::Cached(wire.clone());
+            }
+        }
+        match self.pit.insert(interest, tag, now_ms) {
+            Some((id, idx)) => {
+                self.cs.index.insert(tag, Slot::Pending(idx).encode());
+                Probe::Inserted(id)
+            }
+            None => Probe::Full,
+        }
+    }
+
+    /// Appends to `out` every PIT entry that `data` satisfies: its exact name under
+    /// any selectors, each proper prefix of its name with CanBePrefix, and its full
+    /// name (with the implicit digest, computed only when some entry asks for a
+    /// digest). MustBeFresh is not checked, as in NFD: fresh Data arriving
+    /// satisfies it. `hash` is the Data name's, by this table's [`NameHasher`].
+    pub fn matches_for_data(&self, data: &Data, hash: u64, out: &mut SmallVec<[PitId; 4]>) {
+        self.matches(data, hash, out);
+    }
+
+    /// [`Pcct::matches_for_data`], then, when something matched and `cache` is set,
+    /// caches `data` (as [`Cs::insert`] does) with the key [`Cs::prefetch_insert`]
+    /// gave for its name during this burst, reusing the walk that found the
+    /// entries: a Data's name is looked up once for both tables.
+    ///
+    /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
+    #[inline(always)]
+    pub fn satisfy(&mut self, data: &Data, hash: u64, key: CsKey, cache: bool, now_ms: u64, out: &mut SmallVec<[PitId; 4]>) {
+        let cached = self.matches(data, hash, out);
+        if cache && !out.is_empty() {
+            self.cs.insert_found(data, key, cached, now_ms);
+        }
+    }
+
+    /// [`Pcct::matches_for_data`], returning the CS's slot for the Data's name.
+    #[inline(always)]
+    fn matches(&self, data: &Data, hash: u64, out: &mut SmallVec<[PitId; 4]>) -> Option<Slot> {
+        debug_assert_eq!(hash, self.cs.names.full(&data.name));
+        let mut push = |i| {
+            out.push(self.pit.id_at(i));
+            false
+        };
+        let cached = self.walk(LineIndex::tag(hash), data.name.value(), ANY_SELECTORS, &mut push);
+        if self.pit.prefix_entries > 0 {
+            let name = &data.name;
+            let can_be_prefix = 1 << crate::pit::selectors(true, false) | 1 << crate::pit::selectors(true, true);
+            for len in 0..name.len() {
+                let tag = LineIndex::tag(self.cs.names.prefix(name, len));
+                self.walk(tag, name.prefix_value(len), can_be_prefix, &mut push);
+            }
+        }
+        if self.pit.digest_entries > 0 {
+            let full = data.full_name();
+            self.walk(LineIndex::tag(self.cs.names.full(&full)), full.value(), ANY_SELECTORS, &mut push);
+        }
+        cached
+    }
+
+    /// The pending entry with exactly this key.
+    pub fn find(&self, name: &trajan_wire::Name, can_be_prefix: bool, must_be_fresh: bool) -> Option<PitId> {
+        let want = 1 << crate::pit::selectors(can_be_prefix, must_be_fresh);
+        let mut found = None;
+        self.walk(LineIndex::tag(self.cs.names.full(name)), name.value(), want, |i| {
+            found = Some(i);
+            true
+        });
+        found.map(|i| self.pit.id_at(i))
+    }
+
+    /// Removes a PIT entry (satisfied, Nacked or given up on) and cancels its timer.
+    pub fn remove(&mut self, id: PitId) -> Option<crate::PitEntry> {
+        let (entry, tag, idx) = self.pit.remove(id)?;
+        self.cs.index.remove(tag, Slot::Pending(idx).encode());
+        Some(entry)
+    }
+
+    /// Removes a PIT entry the caller has finished reading, dropping it in place
+    /// rather than moving it out (an entry is several hundred bytes). Returns
+    /// whether it existed.
+    ///
+    /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
+    #[inline(always)]
+    pub fn discard(&mut self, id: PitId) -> bool {
+        let Some((tag, idx)) = self.pit.discard(id) else { return false };
+        self.cs.index.remove(tag, Slot::Pending(idx).encode());
+        true
+    }
+
+    /// Removes every PIT entry whose expiry is at or before `now_ms`, appending it
+    /// to `expired`.
+    pub fn expire(&mut self, now_ms: u64, expired: &mut Vec<crate::PitEntry>) {
+        let due = self.pit.due(now_ms);
+        for &id in &due {
+            expired.extend(self.remove(id));
+        }
+        self.pit.done_with(due);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::{data, interest, name};
+    use proptest::prelude::*;
+
+    /// Tables with `cs` packets of cache, and their hasher.
+    fn tables(cs: usize) -> (Pcct, NameHasher) {
+        let names = NameHasher::new();
+        (Pcct::with_hasher(64, cs, 0, names.clone()), names)
+    }
+
+    fn probe(t: &mut Pcct, names: &NameHasher, uri: &str, cbp: bool, mbf: bool, now: u64) -> Probe {
+        let i = interest(&name(uri), cbp, mbf);
+        t.probe_interest(&i, names.full(&i.name), now)
+    }
+
+    /// Satisfies with `d` as the engine does (keys made at prefetch), dropping
+    /// the matched entries; returns how many matched.
+    fn satisfy(t: &mut Pcct, names: &NameHasher, d: &Data, cache: bool, now: u64) -> usize {
+        let key = t.cs.prefetch_insert(&d.name, &names.key(&d.name));
+        let mut out = SmallVec::new();
+        t.satisfy(d, names.full(&d.name), key, cache, now, &mut out);
+        for &id in &out {
+            assert!(t.discard(id));
+        }
+        out.len()
+    }
+
+    #[test]
+    fn a_satisfied_interest_is_cached_and_answers_the_next() {
+        let (mut t, names) = tables(10);
+        let Probe::Inserted(id) = probe(&mut t, &names, "/a/b/c", false, false, 0) else { panic!("a new entry") };
+        assert_eq!(probe(&mut t, &names, "/a/b/c", false, false, 0), Probe::Found(id), "the same key aggregates");
+        let d = data("/a/b/c", Some(1000), b"x");
+        assert_eq!(satisfy(&mut t, &names, &d, true, 0), 1);
+        assert!(t.pit.is_empty());
+        assert_eq!(t.find(&d.name, false, false), None);
+        assert_eq!(probe(&mut t, &names, "/a/b/c", false, true, 10), Probe::Cached(d.wire.clone()));
+        assert_eq!(probe(&mut t, &names, "/a/b", true, false, 10), Probe::Cached(d.wire.clone()), "the parent registered with its prefetched tag");
+        assert_eq!((t.cs.hits(), t.cs.misses(), t.pit.len()), (2, 1, 0));
+    }
+
+    #[test]
+    fn unsolicited_and_no_cache_data_are_not_cached() {
+        let (mut t, names) = tables(10);
+        assert_eq!(satisfy(&mut t, &names, &data("/u", None, b""), true, 0), 0);
+        probe(&mut t, &names, "/n", false, false, 0);
+        assert_eq!(satisfy(&mut t, &names, &data("/n", None, b""), false, 0), 1);
+        assert!(t.cs.is_empty());
+        assert!(matches!(probe(&mut t, &names, "/n", false, false, 0), Probe::Inserted(_)));
+    }
+
+    #[test]
+    fn a_pending_entry_and_a_cached_packet_share_a_name() {
+        let (mut t, names) = tables(10);
+        probe(&mut t, &names, "/a", false, false, 0);
+        let stale = data("/a", None, b"old");
+        satisfy(&mut t, &names, &stale, true, 0);
+        // Stale Data cannot answer MustBeFresh: an entry is pending beside it.
+        let Probe::Inserted(fresh) = probe(&mut t, &names, "/a", false, true, 0) else { panic!("stale Data does not answer") };
+        assert_eq!(probe(&mut t, &names, "/a", false, false, 0), Probe::Cached(stale.wire.clone()), "another key is answered");
+        assert_eq!(probe(&mut t, &names, "/a", false, true, 0), Probe::Found(fresh));
+        let new = data("/a", Some(1000), b"new");
+        assert_eq!(satisfy(&mut t, &names, &new, true, 5), 1);
+        assert_eq!(t.cs.len(), 1, "the cached packet was replaced in place");
+        assert_eq!(probe(&mut t, &names, "/a", false, true, 5), Probe::Cached(new.wire.clone()));
+        // A pending entry found before the cache: it aggregates.
+        let Probe::Inserted(pending) = probe(&mut t, &names, "/a", true, true, 5000) else { panic!("new key") };
+        assert_eq!(probe(&mut t, &names, "/a", true, true, 5000), Probe::Found(pending));
+    }
+
+    #[test]
+    fn evictions_and_removals_leave_the_other_table_alone() {
+        let (mut t, names) = tables(1);
+        let Probe::Inserted(x) = probe(&mut t, &names, "/x/1", false, false, 0) else { panic!("new") };
+        for uri in ["/x", "/x/2", "/x/3"] {
+            probe(&mut t, &names, uri, false, false, 0);
+            satisfy(&mut t, &names, &data(uri, Some(1000), b""), true, 0);
+        }
+        assert_eq!(t.cs.len(), 1, "each packet evicted the one before");
+        assert_eq!(t.find(&name("/x/1"), false, false), Some(x));
+        assert_eq!(probe(&mut t, &names, "/x/3", false, false, 0), Probe::Cached(data("/x/3", Some(1000), b"").wire));
+        assert!(t.remove(x).is_some());
+        assert_eq!(t.cs.len(), 1, "a PIT removal leaves the cache");
+        assert!(matches!(probe(&mut t, &names, "/x/3", false, false, 0), Probe::Cached(_)));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Interest(u8, bool),
+        Data(u8),
+        Expire,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u8..6, any::<bool>()).prop_map(|(n, mbf)| Op::Interest(n, mbf)),
+            (0u8..6).prop_map(Op::Data),
+            Just(Op::Expire),
+        ]
+    }
+
+    proptest! {
+        /// Interests and Data through the shared index give the answers of a
+        /// separate PIT and CS (modelled as sets): an existing entry aggregates,
+        /// else cached Data answers, else an entry is made; Data satisfies every
+        /// entry of its name and is cached when it did.
+        #[test]
+        fn shared_index_agrees_with_separate_tables(ops in proptest::collection::vec(op(), 0..80), cs in 1usize..4) {
+            let (mut t, names) = tables(cs);
+            let mut pending: Vec<(u8, bool)> = Vec::new();
+            // Most recently used last.
+            let mut cached: Vec<u8> = Vec::new();
+            let mut now = 0;
+            for op in ops {
+                match op {
+                    Op::Interest(n, mbf) => {
+                        let got = probe(&mut t, &names, &format!("/p/{n}"), false, mbf, now);
+                        if pending.contains(&(n, mbf)) {
+                            prop_assert!(matches!(got, Probe::Found(_)), "{:?}", got);
+                        } else if let Some(at) = cached.iter().position(|&c| c == n) {
+                            prop_assert!(matches!(got, Probe::Cached(_)), "{:?}", got);
+                            cached.remove(at);
+                            cached.push(n);
+                        } else {
+                            prop_assert!(matches!(got, Probe::Inserted(_)), "{:?}", got);
+                            pending.push((n, mbf));
+                        }
+                    }
+                    Op::Data(n) => {
+                        let matched = satisfy(&mut t, &names, &data(&format!("/p/{n}"), Some(1 << 40), b""), true, now);
+                        let expect = pending.iter().filter(|p| p.0 == n).count();
+                        prop_assert_eq!(matched, expect);
+                        pending.retain(|p| p.0 != n);
+                        if expect > 0 {
+                            cached.retain(|&c| c != n);
+                            if cached.len() == cs {
+                                cached.remove(0);
+                            }
+                            cached.push(n);
+                        }
+                    }
+                    Op::Expire => {
+                        now += 5000;
+                        let mut gone = Vec::new();
+                        t.expire(now, &mut gone);
+                        prop_assert_eq!(gone.len(), pending.len());
+                        pending.clear();
+                    }
+                }
+                prop_assert_eq!(t.pit.len(), pending.len());
+                prop_assert_eq!(t.cs.len(), cached.len());
+            }
+        }
+    }
+}
