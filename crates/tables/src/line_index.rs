@@ -100,6 +100,12 @@ impl LineIndex {
         LineIndex { buckets: vec![VACANT], len: 0 }
     }
 
+    /// Entries stored, for tests of the tables that share an index.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
     /// The tag a 64-bit hash is indexed under.
     #[inline]
     pub fn tag(hash: u64) -> u32 {

@@ -307,7 +307,13 @@ mod tests {
         for &id in &out {
             assert!(t.discard(id));
         }
+        assert_indexed_once(t);
         out.len()
+    }
+
+    /// Every entry of either table has one index value, and nothing else has.
+    fn assert_indexed_once(t: &Pcct) {
+        assert_eq!(t.cs.index.len(), t.pit.len() + t.cs.len() + t.cs.indirect_len());
     }
 
     #[test]
@@ -434,6 +440,7 @@ mod tests {
                 }
                 prop_assert_eq!(t.pit.len(), pending.len());
                 prop_assert_eq!(t.cs.len(), cached.len());
+                assert_indexed_once(&t);
             }
         }
     }
