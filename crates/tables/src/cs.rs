@@ -228,7 +228,7 @@ impl Cs {
 
     /// The store's key for a Data whose name's [`NameKey`] (from this store's
     /// hasher) is `key`: the name and the parent it registers.
-    fn key(key: &NameKey) -> CsKey {
+    pub(crate) fn key(key: &NameKey) -> CsKey {
         CsKey { name: LineIndex::tag(key.full), parents: [LineIndex::tag(key.parent)] }
     }
 

@@ -284,6 +284,7 @@ impl Pcct {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::name_key::NameKey;
     use crate::test_util::{data, interest, name};
     use proptest::prelude::*;
 
@@ -373,6 +374,39 @@ mod tests {
         assert!(t.remove(x).is_some());
         assert_eq!(t.cs.len(), 1, "a PIT removal leaves the cache");
         assert!(matches!(probe(&mut t, &names, "/x/3", false, false, 0), Probe::Cached(_)));
+    }
+
+    #[test]
+    fn names_sharing_one_tag_are_told_apart() {
+        // Every entry under one tag, as if all the names' hashes collided: the
+        // walk must tell them apart by name and selectors alone.
+        const TAG: u32 = 7;
+        let (mut t, _) = tables(10);
+        let all = NameKey { full: u64::from(TAG) << 32, parent: u64::from(TAG) << 32 };
+        let mut pending = Vec::new();
+        for n in 0..12 {
+            let i = interest(&name(&format!("/c/{n}")), n % 2 == 1, false);
+            let (id, idx) = t.pit.insert(&i, TAG, 0).expect("room");
+            t.cs.index.insert(TAG, Slot::Pending(idx).encode());
+            pending.push(id);
+        }
+        let d = data("/c/3", None, b"");
+        t.cs.insert_found(&d, Cs::key(&all), None, 0);
+        assert_eq!(t.cs.len(), 1);
+        for (n, &id) in pending.iter().enumerate() {
+            let uri = format!("/c/{n}");
+            let mut seen = Vec::new();
+            let cached = t.walk(TAG, name(&uri).value(), ANY_SELECTORS, |i| {
+                seen.push(t.pit.id_at(i));
+                false
+            });
+            assert_eq!(seen, [id], "{uri}");
+            assert_eq!(cached, (n == 3).then_some(Slot::Direct(0)), "{uri}");
+            let other = 1 << crate::pit::selectors(n % 2 == 0, false);
+            assert_eq!(t.walk(TAG, name(&uri).value(), other, |_| true), cached, "{uri}: other selectors");
+        }
+        assert_eq!(t.walk(TAG, name("/c").value(), ANY_SELECTORS, |_| true), Some(Slot::Parent(0)), "the packet's parent");
+        assert_eq!(t.walk(TAG, name("/c/99").value(), ANY_SELECTORS, |_| true), None);
     }
 
     #[derive(Debug, Clone)]
