@@ -23,6 +23,8 @@ in-process producer and fetched back through the router's forwarding pipeline.\n
 
 /// Runs the demo; returns when the router is stopped (Ctrl-C or SIGTERM).
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    // Handlers before the sockets open, as in `trajan run`.
+    let stop = trajan_router::stop_on_signals()?;
     let cfg = args.load()?;
     let mut daemon = start(&cfg)?;
     let (udp, tcp) = daemon.io.local_addrs();
@@ -34,7 +36,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         anyhow::bail!("the demo needs the Unix socket or a TCP listener to reach the router");
     };
-    let stop = trajan_router::stop_on_signals()?;
     let router_stop = Arc::clone(&stop);
     let router = std::thread::Builder::new().name("router".into()).spawn(move || daemon.run(&router_stop))?;
 

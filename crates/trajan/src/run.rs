@@ -84,9 +84,12 @@ pub fn start(cfg: &Config) -> anyhow::Result<Daemon> {
 
 /// `trajan run`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    // Handlers first: a SIGTERM that comes once the sockets accept (as a
+    // supervisor's or a test's may) must stop the daemon cleanly, not kill it
+    // before it has a handler.
+    let stop = trajan_router::stop_on_signals()?;
     let cfg = args.load()?;
     let mut d = start(&cfg)?;
-    let stop = trajan_router::stop_on_signals()?;
     d.run(&stop)?;
     Ok(())
 }
