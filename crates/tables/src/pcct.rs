@@ -3,9 +3,8 @@
 //! an Interest costs one walk of that index whether it aggregates into a
 //! pending entry, is answered from the cache or creates an entry, and a
 //! Data finds the entries it satisfies and the cache slot its name already has in
-//! one walk too. Separate indexes cost two walks each way: in a full store every
-//! walk is a cache miss, and the PIT's own table was a second set of lines to keep
-//! warm.
+//! one walk too. Separate indexes cost two walks each way, the PIT's in a table of
+//! its own; one walk reads the line both tables need.
 //!
 //! The two tables keep their entries apart ([`Pit`] and [`Cs`] own their slabs),
 //! and the index values say which table an entry is in (`Slot`): the CS's own
@@ -170,12 +169,7 @@ impl Pcct {
     fn probe(&mut self, interest: &Interest, hash: u64, now_ms: u64, ask_cache: bool) -> Probe {
         debug_assert_eq!(hash, self.cs.names.full(&interest.name));
         let tag = LineIndex::tag(hash);
-        let want = 1 << crate::pit::selectors(interest.can_be_prefix, interest.must_be_fresh);
-        let mut pending = None;
-        let cached = self.walk(tag, interest.name.value(), want, |i| {
-            pending = Some(i);
-            true
-        });
+        let (pending, cached) = self.pending_with_key(tag, interest.name.value(), interest.can_be_prefix, interest.must_be_fresh);
         if let Some(i) = pending {
             return Probe::Found(self.pit.id_at(i));
         }
@@ -242,13 +236,21 @@ impl Pcct {
 
     /// The pending entry with exactly this key.
     pub fn find(&self, name: &trajan_wire::Name, can_be_prefix: bool, must_be_fresh: bool) -> Option<PitId> {
-        let want = 1 << crate::pit::selectors(can_be_prefix, must_be_fresh);
-        let mut found = None;
-        self.walk(LineIndex::tag(self.cs.names.full(name)), name.value(), want, |i| {
-            found = Some(i);
+        let tag = LineIndex::tag(self.cs.names.full(name));
+        let (pending, _) = self.pending_with_key(tag, name.value(), can_be_prefix, must_be_fresh);
+        pending.map(|i| self.pit.id_at(i))
+    }
+
+    /// The slab index of the pending entry with exactly this key (name tagged
+    /// `tag`, selectors), and the CS's slot for the name if the walk met it first.
+    #[inline(always)]
+    fn pending_with_key(&self, tag: u32, name: &[u8], can_be_prefix: bool, must_be_fresh: bool) -> (Option<u32>, Option<Slot>) {
+        let mut pending = None;
+        let cached = self.walk(tag, name, 1 << crate::pit::selectors(can_be_prefix, must_be_fresh), |i| {
+            pending = Some(i);
             true
         });
-        found.map(|i| self.pit.id_at(i))
+        (pending, cached)
     }
 
     /// Removes a PIT entry (satisfied, Nacked or given up on) and cancels its timer.
