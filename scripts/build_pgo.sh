@@ -26,13 +26,17 @@ if [ ! -x "$PROFDATA" ]; then
 fi
 [ -x "$PROFDATA" ] || { echo "build_pgo: no llvm-profdata at $PROFDATA" >&2; exit 1; }
 
+# RUSTFLAGS replaces the flags of .cargo/config.toml, so they are passed on here
+# (or the caller's RUSTFLAGS, when set, as a plain build would use them).
+BASE_FLAGS=${RUSTFLAGS:-$(python3 -c 'import sys, tomllib; c = tomllib.load(open(".cargo/config.toml", "rb")); print(" ".join(c.get("target", {}).get(sys.argv[1], {}).get("rustflags", [])))' "$HOST")}
+
 WORK=target/pgo-work
 rm -rf "$WORK"
 mkdir -p "$WORK/raw"
 RAW=$(cd "$WORK/raw" && pwd)
 
 echo "build_pgo: instrumented build" >&2
-RUSTFLAGS="-Cprofile-generate=$RAW" cargo build --release -p trajan --target-dir "$WORK/target"
+RUSTFLAGS="$BASE_FLAGS -Cprofile-generate=$RAW" cargo build --release -p trajan --target-dir "$WORK/target"
 GEN=$WORK/target/release/trajan
 
 echo "build_pgo: training (${SECS} s per engine workload, then the daemon over UDP)" >&2
@@ -48,6 +52,6 @@ ls "$RAW"/*.profraw >/dev/null 2>&1 || { echo "build_pgo: training wrote no prof
 "$PROFDATA" merge -o "$WORK/merged.profdata" "$RAW"
 
 echo "build_pgo: optimised build" >&2
-RUSTFLAGS="-Cprofile-use=$(pwd)/$WORK/merged.profdata -Cllvm-args=-pgo-warn-missing-function=false" \
+RUSTFLAGS="$BASE_FLAGS -Cprofile-use=$(pwd)/$WORK/merged.profdata -Cllvm-args=-pgo-warn-missing-function=false" \
   cargo build --release -p trajan --target-dir target/pgo
 echo "build_pgo: target/pgo/release/trajan" >&2

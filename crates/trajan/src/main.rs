@@ -1,5 +1,6 @@
 //! `trajan`: the router daemon and its tools in one binary.
 
+mod cpu;
 mod demo;
 mod run;
 
@@ -52,6 +53,10 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    if let Err(e) = cpu::check() {
+        eprintln!("trajan: {e}");
+        return std::process::ExitCode::FAILURE;
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         None => demo::run(run::RunArgs::default()),
