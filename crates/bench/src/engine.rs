@@ -506,7 +506,7 @@ impl<F: FibSource> Bench<F> {
         let now = self.now_ms;
         let t0 = Instant::now();
         alloc::set_counting(count);
-        self.fwd.process_burst(now, &self.input, &mut self.out);
+        self.fwd.process_burst(now, &mut self.input, &mut self.out);
         alloc::set_counting(false);
         let t1 = Instant::now();
         self.input.clear();
@@ -516,7 +516,7 @@ impl<F: FibSource> Bench<F> {
         let t2 = Instant::now();
         alloc::set_counting(count);
         if n_data > 0 {
-            self.fwd.process_burst(now, &self.data_in, &mut self.out);
+            self.fwd.process_burst(now, &mut self.data_in, &mut self.out);
         }
         self.fwd.tick(now);
         alloc::set_counting(false);

@@ -39,9 +39,9 @@ fn data(n: &str, fresh: Option<u64>) -> Bytes {
     b.build(b"payload")
 }
 
-fn run(f: &mut Forwarder, now: u64, input: Vec<(u32, Bytes)>) -> Vec<Outgoing> {
+fn run(f: &mut Forwarder, now: u64, mut input: Vec<(u32, Bytes)>) -> Vec<Outgoing> {
     let mut out = Vec::new();
-    f.process_burst(now, &input, &mut out);
+    f.process_burst(now, &mut input, &mut out);
     out
 }
 
@@ -72,6 +72,36 @@ fn interest_data_exchange_then_cs_hit() {
     assert_eq!(out[0].face, CONSUMER2);
     assert_eq!(f.counters.cs_hits, 1);
     assert_eq!(f.counters.satisfied_interests, 1);
+}
+
+/// The engine takes the bare packets it keeps out of the burst, and what it
+/// sends and caches is still those very bytes: a forwarded Interest (bare or in
+/// an LpPacket) and a Data (cached, then answering a later Interest).
+#[test]
+fn kept_packets_are_taken_from_the_burst_unchanged() {
+    let mut f = forwarder();
+    let bare = interest("/a/t1", 1).encode();
+    let wrapped = LpPacket::wrap(&interest("/a/t2", 2).encode(), &LpHeaders { pit_token: Some(Bytes::from_static(b"tk")), ..Default::default() });
+    let mut input = vec![(CONSUMER, bare.clone()), (CONSUMER2, wrapped)];
+    let mut out = Vec::new();
+    f.process_burst(0, &mut input, &mut out);
+    // The bare Interest's buffer went to its PIT entry; of the LpPacket, the
+    // entry took the fragment (a view of it) and the caller keeps the rest.
+    assert!(input[0].1.is_empty());
+    assert!(!input[1].1.is_empty());
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].pkt, bare);
+    assert_eq!(out[1].pkt, interest("/a/t2", 2).encode());
+
+    let d = data("/a/t1", Some(10_000));
+    let mut input = vec![(PRODUCER, d.clone())];
+    out.clear();
+    f.process_burst(1, &mut input, &mut out);
+    assert!(input[0].1.is_empty(), "the Data went to the CS and downstream");
+    assert_eq!((out.len(), out[0].face, &out[0].pkt), (1, CONSUMER, &d));
+    let out = run(&mut f, 2, vec![(CONSUMER2, interest("/a/t1", 3).encode())]);
+    assert_eq!((out.len(), out[0].face, &out[0].pkt), (1, CONSUMER2, &d));
+    assert_eq!(f.counters.cs_hits, 1);
 }
 
 #[test]

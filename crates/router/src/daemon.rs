@@ -269,8 +269,8 @@ impl Daemon {
             }
         }
         self.events = events;
-        let burst = std::mem::take(&mut self.burst);
-        self.forward(now, &burst);
+        let mut burst = std::mem::take(&mut self.burst);
+        self.forward(now, &mut burst);
         self.burst = burst;
         self.fwd.tick(now);
         self.rib.expire(&mut self.fwd.fib, now);
@@ -301,8 +301,8 @@ impl Daemon {
         }
         self.dpdk.as_mut().expect("spinning on DPDK ports").poll(&mut self.burst);
         if !self.burst.is_empty() {
-            let burst = std::mem::take(&mut self.burst);
-            self.forward(now, &burst);
+            let mut burst = std::mem::take(&mut self.burst);
+            self.forward(now, &mut burst);
             self.burst = burst;
         }
         if now != self.last_tick {
@@ -446,7 +446,7 @@ impl Daemon {
 
     /// Runs a burst through the engine and delivers the results, looping while the
     /// management face answers (its replies are themselves packets to forward).
-    fn forward(&mut self, now: u64, burst: &[(u32, Bytes)]) {
+    fn forward(&mut self, now: u64, burst: &mut [(u32, Bytes)]) {
         self.out.clear();
         self.fwd.process_burst(now, burst, &mut self.out);
         let mut internal: Vec<(u32, Bytes)> = Vec::new();
@@ -468,7 +468,7 @@ impl Daemon {
             if internal.is_empty() {
                 break;
             }
-            self.fwd.process_burst(now, &internal, &mut self.out);
+            self.fwd.process_burst(now, &mut internal, &mut self.out);
         }
     }
 }

@@ -37,12 +37,21 @@ pub struct Data {
 impl Data {
     /// Decodes a whole Data element. The name is a `Bytes` view of `wire`; nothing
     /// else is copied or reference-counted.
+    #[inline]
+    pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
+        Self::from_wire(wire.clone())
+    }
+
+    /// [`Data::decode`] of a buffer the caller gives up, which the Data keeps as
+    /// its `wire` without taking a reference of its own: the engine decodes each
+    /// received Data this way, one atomic reference count increment and decrement
+    /// less per packet.
     ///
     /// Always inlined: the engine's burst decoder then wraps the Data it returns
     /// without a copy of the struct in between (callgrind: one memcpy per packet less).
     #[inline(always)]
-    pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
-        let (outer, el) = SliceReader::outer(wire, DATA)?;
+    pub fn from_wire(wire: Bytes) -> Result<Self, WireError> {
+        let (outer, el) = SliceReader::outer(&wire, DATA)?;
         let mut r = outer.inner(&el);
         let name = Name::from_value(wire.slice(r.expect(NAME)?.value()))?;
         // The fields are gathered in locals and the Data built once at the end,
@@ -68,7 +77,7 @@ impl Data {
             }
             last = k;
             match e.typ {
-                META_INFO => meta = decode_meta_info(wire, r.inner(&e))?,
+                META_INFO => meta = decode_meta_info(&wire, r.inner(&e))?,
                 CONTENT => content = Some(e.value()),
                 SIGNATURE_INFO => {
                     let mut s = r.inner(&e);
@@ -87,7 +96,7 @@ impl Data {
         }
         let MetaInfo { content_type, freshness_ms, final_block_id } = meta;
         let content = content.unwrap_or_default();
-        Ok(Data { name, content_type, freshness_ms, final_block_id, content, signature_type, wire: wire.clone() })
+        Ok(Data { name, content_type, freshness_ms, final_block_id, content, signature_type, wire })
     }
 
     /// Where the name's encoded components (TLV-VALUE of Name) lie in `wire`, as
