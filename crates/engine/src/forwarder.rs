@@ -229,7 +229,7 @@ impl<F: FibSource> Forwarder<F> {
         // as one pipelined burst before any later Data or Nack is processed, so
         // packets still take effect in arrival order.
         let mut waiting: SmallVec<[Waiting<'_>; BURST]> = SmallVec::new();
-        for (at, p) in &parsed {
+        for (at, p) in parsed.iter_mut() {
             let (face, pkt) = &mut input[*at];
             let face = *face;
             if self.faces.get(face).is_none() {
@@ -345,7 +345,7 @@ impl<F: FibSource> Forwarder<F> {
             Probe::Found(id) | Probe::Inserted(id) => id,
             Probe::Cached(pkt) => {
                 self.counters.cs_hits += 1;
-                self.send_data(ingress, &pkt, lp.pit_token.clone(), out);
+                self.send_data(ingress, pkt, lp.pit_token.clone(), out);
                 return None;
             }
             Probe::Full => {
@@ -466,12 +466,17 @@ impl<F: FibSource> Forwarder<F> {
         out.push(Outgoing { face, pkt });
     }
 
-    fn send_data(&mut self, face: FaceId, wire: &Bytes, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
+    /// Sends a Data (its encoding, given up by the caller: sent as is unless a
+    /// PIT token has to be attached, so passing it costs no reference count).
+    fn send_data(&mut self, face: FaceId, wire: Bytes, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
         let Some(meta) = self.faces.get_mut(face) else { return };
         meta.counters.packets.out_data += 1;
         self.counters.packets.out_data += 1;
-        let headers = LpHeaders { pit_token, ..Default::default() };
-        out.push(Outgoing { face, pkt: LpPacket::wrap(wire, &headers) });
+        let pkt = match pit_token {
+            None => wire,
+            token => LpPacket::wrap(&wire, &LpHeaders { pit_token: token, ..Default::default() }),
+        };
+        out.push(Outgoing { face, pkt });
     }
 
     fn send_nack(&mut self, face: FaceId, interest: &Interest, reason: NackReason, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
@@ -494,7 +499,7 @@ impl<F: FibSource> Forwarder<F> {
         }
     }
 
-    fn on_data(&mut self, now: u64, ingress: FaceId, data: &Data, lp: &LpHeaders, keys: Keys, out: &mut Vec<Outgoing>) {
+    fn on_data(&mut self, now: u64, ingress: FaceId, data: &mut Data, lp: &LpHeaders, keys: Keys, out: &mut Vec<Outgoing>) {
         self.counters.packets.in_data += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
         meta.counters.packets.in_data += 1;
@@ -534,8 +539,12 @@ impl<F: FibSource> Forwarder<F> {
             }
             self.pcct.discard(id);
         }
-        for (face, token) in sent.drain(..) {
-            self.send_data(face, &data.wire, token, out);
+        // The last downstream gets the received buffer itself (nothing reads the
+        // decoded Data after this), the others a reference each.
+        let last = sent.len();
+        for (n, (face, token)) in sent.drain(..).enumerate() {
+            let wire = if n + 1 == last { std::mem::take(&mut data.wire) } else { data.wire.clone() };
+            self.send_data(face, wire, token, out);
         }
     }
 

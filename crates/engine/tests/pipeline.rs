@@ -113,6 +113,8 @@ fn aggregation_sends_one_interest_and_data_to_all() {
     let mut faces: Vec<u32> = out.iter().map(|o| o.face).collect();
     faces.sort();
     assert_eq!(faces, vec![CONSUMER, CONSUMER2]);
+    // One gets the received buffer, the other a reference: the same bytes.
+    assert!(out.iter().all(|o| o.pkt == data("/a/x", None)));
 }
 
 #[test]
