@@ -94,10 +94,9 @@ static NO_HEADERS: LpHeaders = LpHeaders {
 /// design guide asks for; a longer input is looked up in chunks of this many).
 const BURST: usize = 64;
 
-/// An Interest that passed the PIT and waits for its FIB lookup.
-struct Waiting<'p> {
-    /// The name to look up (the received Interest's).
-    name: &'p Name,
+/// An Interest that passed the PIT and waits for its FIB lookup (of its PIT
+/// entry's name, which the received Interest gave up to the entry).
+struct Waiting {
     id: PitId,
     ingress: FaceId,
     ingress_local: bool,
@@ -228,7 +227,7 @@ impl<F: FibSource> Forwarder<F> {
         // Interests that passed the PIT wait here for their FIB lookups, which run
         // as one pipelined burst before any later Data or Nack is processed, so
         // packets still take effect in arrival order.
-        let mut waiting: SmallVec<[Waiting<'_>; BURST]> = SmallVec::new();
+        let mut waiting: SmallVec<[Waiting; BURST]> = SmallVec::new();
         for (at, p) in parsed.iter_mut() {
             let (face, pkt) = &mut input[*at];
             let face = *face;
@@ -273,12 +272,16 @@ impl<F: FibSource> Forwarder<F> {
     /// Looks up the FIB for every waiting Interest in one pipelined burst
     /// ([`Fib::lpm_burst`]: the cache misses of several lookups overlap), then lets
     /// the strategy forward each, in arrival order.
-    fn forward_waiting(&mut self, now: u64, waiting: &mut SmallVec<[Waiting<'_>; BURST]>, out: &mut Vec<Outgoing>) {
+    fn forward_waiting(&mut self, now: u64, waiting: &mut SmallVec<[Waiting; BURST]>, out: &mut Vec<Outgoing>) {
         if waiting.is_empty() {
             return;
         }
         let mut nexthops: SmallVec<[SmallVec<[NextHop; 4]>; BURST]> = SmallVec::new();
-        let names: SmallVec<[&Name; BURST]> = waiting.iter().map(|w| w.name).collect();
+        // An entry gone since (see `forward_new`) is looked up as the root: its
+        // answer is not used.
+        let root = Name::root();
+        let pit = &self.pcct.pit;
+        let names: SmallVec<[&Name; BURST]> = waiting.iter().map(|w| pit.get(w.id).map_or(&root, |e| e.name())).collect();
         // Answers come in order, one per name. Without a FIB (a shared one whose
         // writer stopped) nothing has a route.
         match self.fib.view() {
@@ -288,6 +291,7 @@ impl<F: FibSource> Forwarder<F> {
             }),
             None => nexthops.resize(names.len(), SmallVec::new()),
         }
+        drop(names);
         for (w, hops) in waiting.drain(..).zip(nexthops) {
             self.forward_new(now, &w, &hops, out);
         }
@@ -296,16 +300,16 @@ impl<F: FibSource> Forwarder<F> {
     /// The Interest pipeline up to the FIB: scope, HopLimit, loop checks, then one
     /// PIT probe that aggregates, answers from the CS or creates the entry. An
     /// Interest still to be forwarded by name is returned to wait for its FIB lookup.
-    fn on_interest<'p>(
+    fn on_interest(
         &mut self,
         now: u64,
         ingress: FaceId,
-        received: &'p Interest,
+        received: &mut Interest,
         wire: &mut Bytes,
         lp: &LpHeaders,
         keys: Keys,
         out: &mut Vec<Outgoing>,
-    ) -> Option<Waiting<'p>> {
+    ) -> Option<Waiting> {
         self.counters.packets.in_interests += 1;
         let meta = self.faces.get_mut(ingress).expect("checked by caller");
         meta.counters.packets.in_interests += 1;
@@ -322,14 +326,14 @@ impl<F: FibSource> Forwarder<F> {
             self.counters.hop_limit_drops += 1;
             return None;
         }
-        let modified;
+        let mut modified;
         let reencode = decrement.is_some() || received.nonce.is_none();
         let interest = if reencode {
             let mut i = received.clone();
             i.hop_limit = decrement.map(|h| h - 1).or(i.hop_limit);
             i.nonce = Some(i.nonce.unwrap_or_else(|| self.rng.u32(..)));
             modified = i;
-            &modified
+            &mut modified
         } else {
             received
         };
@@ -339,8 +343,13 @@ impl<F: FibSource> Forwarder<F> {
             return None;
         }
 
+        // A modified Interest is encoded now, before the probe may give its name
+        // to a new PIT entry.
+        let reencoded = reencode.then(|| interest.encode());
+
         // One PCCT probe: an existing entry aggregates; otherwise the CS may
-        // answer, and only a miss there creates the entry.
+        // answer, and only a miss there creates the entry, which takes the
+        // Interest's name (read through the entry from here on).
         let id = match self.pcct.probe_interest(interest, keys.name, now) {
             Probe::Found(id) | Probe::Inserted(id) => id,
             Probe::Cached(pkt) => {
@@ -364,7 +373,7 @@ impl<F: FibSource> Forwarder<F> {
         entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
         // The entry keeps the encoding that goes upstream (the received one, taken
         // from the burst, unless modified above) and every send reads it from there.
-        let upstream = if reencode { interest.encode() } else { std::mem::take(wire) };
+        let upstream = reencoded.unwrap_or_else(|| std::mem::take(wire));
         entry.set_upstream(upstream, nonce, interest.hop_limit);
         self.pcct.pit.reschedule(id);
 
@@ -376,9 +385,10 @@ impl<F: FibSource> Forwarder<F> {
             }
             return None;
         }
-        let waiting = Waiting { name: &received.name, id, ingress, ingress_local: local };
-        if interest.forwarding_hint.is_some() {
-            let nexthops = self.fib_nexthops(interest);
+        let waiting = Waiting { id, ingress, ingress_local: local };
+        if let Some(hint) = &interest.forwarding_hint {
+            let name = self.pcct.pit.get(id).expect("present").name();
+            let nexthops = self.fib_nexthops(Some(hint), name);
             self.forward_new(now, &waiting, &nexthops, out);
             return None;
         }
@@ -386,7 +396,7 @@ impl<F: FibSource> Forwarder<F> {
     }
 
     /// Asks the strategy where a PIT entry's Interest goes and sends it there.
-    fn forward_new(&mut self, now: u64, w: &Waiting<'_>, nexthops: &[NextHop], out: &mut Vec<Outgoing>) {
+    fn forward_new(&mut self, now: u64, w: &Waiting, nexthops: &[NextHop], out: &mut Vec<Outgoing>) {
         let Waiting { id, ingress, ingress_local, .. } = *w;
         // Gone when an earlier Interest of the same burst, from the same face, was
         // Nacked NoRoute and took the entry with it; that Nack answered this one too.
@@ -419,11 +429,12 @@ impl<F: FibSource> Forwarder<F> {
         }
     }
 
-    /// The next hops for an Interest: by its ForwardingHint delegations when one
-    /// matches the FIB (outside the producer's region), else by its name.
-    fn fib_nexthops(&self, interest: &Interest) -> SmallVec<[NextHop; 4]> {
+    /// The next hops for an Interest named `name`: by its ForwardingHint
+    /// delegations (`hint`) when one matches the FIB (outside the producer's
+    /// region), else by its name.
+    fn fib_nexthops(&self, hint: Option<&Bytes>, name: &Name) -> SmallVec<[NextHop; 4]> {
         let Some(fib) = self.fib.view() else { return SmallVec::new() };
-        if let Some(hint) = &interest.forwarding_hint {
+        if let Some(hint) = hint {
             let mut r = trajan_wire::tlv::TlvReader::new(hint.clone());
             while let Ok(e) = r.read() {
                 if e.typ != trajan_wire::types::NAME {
@@ -438,7 +449,7 @@ impl<F: FibSource> Forwarder<F> {
                 }
             }
         }
-        fib.lpm(&interest.name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()
+        fib.lpm(name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()
     }
 
     fn strategy_for(&self, name: &Name) -> StrategyKind {
@@ -572,7 +583,7 @@ impl<F: FibSource> Forwarder<F> {
             self.counters.dropped_nacks += 1;
             return;
         };
-        let nexthops = self.fib_nexthops(&latest);
+        let nexthops = self.fib_nexthops(latest.forwarding_hint.as_ref(), &latest.name);
         let faces = &self.faces;
         let usable = |f: FaceId| faces.get(f).is_some() && !entry.in_records.iter().any(|r| r.face == f);
         match strategy::on_nack(kind, entry, &nexthops, usable) {

@@ -104,6 +104,29 @@ fn kept_packets_are_taken_from_the_burst_unchanged() {
     assert_eq!(f.counters.cs_hits, 1);
 }
 
+/// A ForwardingHint delegation the FIB knows steers the Interest; one it does
+/// not know falls back to the Interest's own name (which the new PIT entry
+/// took from the decoded Interest). Either way the Interest goes out unchanged.
+#[test]
+fn forwarding_hint_steers_else_the_name_does() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/hub"), PRODUCER2, 10);
+    let hinted = |n: &str, hint: &str, nonce| {
+        let mut i = interest(n, nonce);
+        i.forwarding_hint = Some(Bytes::from(name(hint).to_wire()));
+        i.encode()
+    };
+    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/b/1", "/hub", 1))]);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].face, &out[0].pkt), (PRODUCER2, &hinted("/b/1", "/hub", 1)));
+    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/a/2", "/nowhere", 2))]);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].face, &out[0].pkt), (PRODUCER, &hinted("/a/2", "/nowhere", 2)));
+    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/zz/3", "/nowhere", 3))]);
+    assert_eq!(decode(&out[0]).2, Some(NackReason::NoRoute));
+    assert_eq!(decode(&out[0]).0.unwrap().name, name("/zz/3"));
+}
+
 #[test]
 fn aggregation_sends_one_interest_and_data_to_all() {
     let mut f = forwarder();

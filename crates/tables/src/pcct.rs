@@ -13,7 +13,7 @@
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_wire::{Data, Interest};
+use trajan_wire::{Data, Interest, Name};
 
 use crate::cs::{Cs, CsKey};
 use crate::line_index::LineIndex;
@@ -148,37 +148,58 @@ impl Pcct {
     /// lifetime, its Nonce and HopLimit recorded but no encoding yet (see
     /// [`crate::PitEntry::set_upstream`]). `hash` is the name's, by this table's
     /// [`NameHasher`].
+    ///
+    /// A new entry **takes the Interest's name**, leaving the root name in its
+    /// place (read it back through the entry): the engine's decoded Interest is
+    /// dropped after its burst anyway, and a moved name costs no reference count.
+    /// Every other outcome leaves the Interest as it was.
     #[inline(always)]
-    pub fn probe_interest(&mut self, interest: &Interest, hash: u64, now_ms: u64) -> Probe {
-        self.probe(interest, hash, now_ms, true)
-    }
-
-    /// The PIT entry for `interest`'s key, created if absent (as by
-    /// [`Pcct::probe_interest`], without asking the cache). The flag is true for
-    /// a new entry.
-    pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
-        match self.probe(interest, self.cs.names.full(&interest.name), now_ms, false) {
-            Probe::Found(id) => Ok((id, false)),
-            Probe::Inserted(id) => Ok((id, true)),
-            Probe::Cached(_) => unreachable!("the cache is not asked"),
-            Probe::Full => Err(PitFull),
+    pub fn probe_interest(&mut self, interest: &mut Interest, hash: u64, now_ms: u64) -> Probe {
+        match self.probe(interest, hash, now_ms, true) {
+            Ok(found) => found,
+            Err(_) if self.pit.is_full() => Probe::Full,
+            Err(tag) => {
+                let name = std::mem::take(&mut interest.name);
+                self.insert_pending(interest, name, tag, now_ms)
+            }
         }
     }
 
+    /// The PIT entry for `interest`'s key, created if absent (as by
+    /// [`Pcct::probe_interest`], without asking the cache, and with a copy of
+    /// the name). The flag is true for a new entry.
+    pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
+        let found = self.probe(interest, self.cs.names.full(&interest.name), now_ms, false);
+        match found.map_err(|tag| self.insert_pending(interest, interest.name.clone(), tag, now_ms)) {
+            Ok(Probe::Found(id)) => Ok((id, false)),
+            Err(Probe::Inserted(id)) => Ok((id, true)),
+            Err(Probe::Full) => Err(PitFull),
+            Ok(_) | Err(_) => unreachable!("the cache is not asked, and an insert inserts or is full"),
+        }
+    }
+
+    /// The walk of [`Pcct::probe_interest`]: what answers `interest`, or the tag
+    /// under which a new entry goes (`Err`).
     #[inline(always)]
-    fn probe(&mut self, interest: &Interest, hash: u64, now_ms: u64, ask_cache: bool) -> Probe {
+    fn probe(&mut self, interest: &Interest, hash: u64, now_ms: u64, ask_cache: bool) -> Result<Probe, u32> {
         debug_assert_eq!(hash, self.cs.names.full(&interest.name));
         let tag = LineIndex::tag(hash);
         let (pending, cached) = self.pending_with_key(tag, interest.name.value(), interest.can_be_prefix, interest.must_be_fresh);
         if let Some(i) = pending {
-            return Probe::Found(self.pit.id_at(i));
+            return Ok(Probe::Found(self.pit.id_at(i)));
         }
         if ask_cache {
             if let Some(wire) = self.cs.answer(interest, cached, now_ms) {
-                return Probe::Cached(wire.clone());
+                return Ok(Probe::Cached(wire.clone()));
             }
         }
-        match self.pit.insert(interest, tag, now_ms) {
+        Err(tag)
+    }
+
+    /// A new entry named `name` for `interest`, indexed under `tag`.
+    #[inline(always)]
+    fn insert_pending(&mut self, interest: &Interest, name: Name, tag: u32, now_ms: u64) -> Probe {
+        match self.pit.insert(interest, name, tag, now_ms) {
             Some((id, idx)) => {
                 self.cs.index.insert(tag, Slot::Pending(idx).encode());
                 Probe::Inserted(id)
@@ -296,9 +317,19 @@ mod tests {
         (Pcct::with_hasher(64, cs, 0, names.clone()), names)
     }
 
+    /// Probes as the engine does, checking the name's hand-over: a new entry
+    /// takes it, any other outcome leaves the Interest whole.
     fn probe(t: &mut Pcct, names: &NameHasher, uri: &str, cbp: bool, mbf: bool, now: u64) -> Probe {
-        let i = interest(&name(uri), cbp, mbf);
-        t.probe_interest(&i, names.full(&i.name), now)
+        let mut i = interest(&name(uri), cbp, mbf);
+        let p = t.probe_interest(&mut i, names.full(&name(uri)), now);
+        match &p {
+            Probe::Inserted(id) => {
+                assert_eq!(i.name, Name::root(), "a new entry takes the name");
+                assert_eq!(*t.pit.get(*id).unwrap().name(), name(uri));
+            }
+            _ => assert_eq!(i, interest(&name(uri), cbp, mbf), "the Interest stays whole"),
+        }
+        p
     }
 
     /// Satisfies with `d` as the engine does (keys made at prefetch), dropping
@@ -388,7 +419,7 @@ mod tests {
         let mut pending = Vec::new();
         for n in 0..12 {
             let i = interest(&name(&format!("/c/{n}")), n % 2 == 1, false);
-            let (id, idx) = t.pit.insert(&i, TAG, 0).expect("room");
+            let (id, idx) = t.pit.insert(&i, i.name.clone(), TAG, 0).expect("room");
             t.cs.index.insert(TAG, Slot::Pending(idx).encode());
             pending.push(id);
         }

@@ -267,12 +267,18 @@ impl Pit {
         wanted & (1 << s.selectors) != 0 && s.entry.name.value()[..] == *name
     }
 
-    /// A new entry for `interest`, whose name is tagged `tag` and has no entry with
-    /// its selectors yet: its id and slab index (to index it under `tag`), or
-    /// `None` at capacity.
+    /// Whether a new entry would exceed the capacity.
     #[inline]
-    pub(crate) fn insert(&mut self, interest: &Interest, tag: u32, now_ms: u64) -> Option<(PitId, u32)> {
-        if self.entries.len() >= self.capacity {
+    pub(crate) fn is_full(&self) -> bool {
+        self.entries.len() >= self.capacity
+    }
+
+    /// A new entry named `name` for `interest` (whose own name may already have
+    /// been given up as `name`), tagged `tag` and with no entry of its selectors
+    /// yet: its id and slab index (to index it under `tag`), or `None` at capacity.
+    #[inline]
+    pub(crate) fn insert(&mut self, interest: &Interest, name: Name, tag: u32, now_ms: u64) -> Option<(PitId, u32)> {
+        if self.is_full() {
             return None;
         }
         if self.unarmed.len() >= ARM_BATCH {
@@ -280,10 +286,10 @@ impl Pit {
         }
         let id = PitId(self.entries.next_key());
         let expiry_ms = now_ms.saturating_add(interest.lifetime());
-        let digest = interest.name.implicit_digest().is_some();
+        let digest = name.implicit_digest().is_some();
         let key = self.entries.insert_with(|| Stored {
             entry: PitEntry {
-                name: interest.name.clone(),
+                name,
                 can_be_prefix: interest.can_be_prefix,
                 must_be_fresh: interest.must_be_fresh,
                 wire: Bytes::new(),
