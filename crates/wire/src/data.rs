@@ -62,13 +62,30 @@ impl Data {
         let mut last = 0u8;
         let mut have_sig_info = false;
         let mut have_sig_value = false;
+        // Each element's rank must exceed the last one's; one match gives the
+        // rank and reads the value.
         while !r.is_empty() {
             let e = r.read()?;
             let k = match e.typ {
-                META_INFO => 1,
-                CONTENT => 2,
-                SIGNATURE_INFO => 3,
-                SIGNATURE_VALUE => 4,
+                META_INFO => {
+                    meta = decode_meta_info(&wire, r.inner(&e))?;
+                    1
+                }
+                CONTENT => {
+                    content = Some(e.value());
+                    2
+                }
+                SIGNATURE_INFO => {
+                    let mut s = r.inner(&e);
+                    let t = s.expect(SIGNATURE_TYPE)?;
+                    signature_type = read_nonneg(s.value(&t))?;
+                    have_sig_info = true;
+                    3
+                }
+                SIGNATURE_VALUE => {
+                    have_sig_value = true;
+                    4
+                }
                 t if is_critical(t) => return Err(WireError::UnknownCritical(t)),
                 _ => continue,
             };
@@ -76,17 +93,6 @@ impl Data {
                 return Err(WireError::OutOfOrder(e.typ));
             }
             last = k;
-            match e.typ {
-                META_INFO => meta = decode_meta_info(&wire, r.inner(&e))?,
-                CONTENT => content = Some(e.value()),
-                SIGNATURE_INFO => {
-                    let mut s = r.inner(&e);
-                    let t = s.expect(SIGNATURE_TYPE)?;
-                    signature_type = read_nonneg(s.value(&t))?;
-                    have_sig_info = true;
-                }
-                _ => have_sig_value = true,
-            }
         }
         if !have_sig_info {
             return Err(WireError::Missing(SIGNATURE_INFO));

@@ -74,61 +74,58 @@ impl Interest {
         // straight into the caller's slot rather than copied there.
         let (mut can_be_prefix, mut must_be_fresh, mut forwarding_hint, mut params_tail) = (false, false, None, None);
         let (mut nonce, mut lifetime_ms, mut hop_limit) = (None, None, None);
-        // Rank of each known element in the order v0.3 prescribes.
-        let rank = |t: u32| -> Option<u8> {
-            Some(match t {
-                CAN_BE_PREFIX => 1,
-                MUST_BE_FRESH => 2,
-                FORWARDING_HINT => 3,
-                NONCE => 4,
-                INTEREST_LIFETIME => 5,
-                HOP_LIMIT => 6,
-                APPLICATION_PARAMETERS => 7,
-                _ => return None,
-            })
-        };
+        // Each known element's rank in the order v0.3 prescribes must exceed the
+        // last one's; one match gives the rank and reads the value.
         let mut last = 0u8;
         while !r.is_empty() {
             let e = r.read()?;
-            let Some(k) = rank(e.typ) else {
-                if is_critical(e.typ) {
-                    return Err(WireError::UnknownCritical(e.typ));
+            let value = r.value(&e);
+            let k = match e.typ {
+                CAN_BE_PREFIX => {
+                    can_be_prefix = true;
+                    1
                 }
-                continue;
+                MUST_BE_FRESH => {
+                    must_be_fresh = true;
+                    2
+                }
+                FORWARDING_HINT => {
+                    forwarding_hint = Some(wire.slice(e.value()));
+                    3
+                }
+                NONCE => {
+                    let v: [u8; 4] = value.try_into().map_err(|_| WireError::BadValue(NONCE))?;
+                    nonce = Some(u32::from_be_bytes(v));
+                    4
+                }
+                INTEREST_LIFETIME => {
+                    lifetime_ms = Some(read_nonneg(value)?);
+                    5
+                }
+                HOP_LIMIT => {
+                    let &[h] = value else { return Err(WireError::BadValue(HOP_LIMIT)) };
+                    hop_limit = Some(h);
+                    6
+                }
+                APPLICATION_PARAMETERS => 7,
+                t if is_critical(t) => return Err(WireError::UnknownCritical(t)),
+                _ => continue,
             };
             if k <= last {
                 return Err(WireError::OutOfOrder(e.typ));
             }
             last = k;
-            let value = r.value(&e);
-            match e.typ {
-                CAN_BE_PREFIX => can_be_prefix = true,
-                MUST_BE_FRESH => must_be_fresh = true,
-                FORWARDING_HINT => forwarding_hint = Some(wire.slice(e.value())),
-                NONCE => {
-                    let v: [u8; 4] = value.try_into().map_err(|_| WireError::BadValue(NONCE))?;
-                    nonce = Some(u32::from_be_bytes(v));
-                }
-                INTEREST_LIFETIME => lifetime_ms = Some(read_nonneg(value)?),
-                HOP_LIMIT => {
-                    if value.len() != 1 {
-                        return Err(WireError::BadValue(HOP_LIMIT));
+            if k == 7 {
+                // Everything from here on is signature material: validate its TLV
+                // structure, then keep it raw.
+                while !r.is_empty() {
+                    let e = r.read()?;
+                    if !matches!(e.typ, INTEREST_SIGNATURE_INFO | INTEREST_SIGNATURE_VALUE) && is_critical(e.typ) {
+                        return Err(WireError::UnknownCritical(e.typ));
                     }
-                    hop_limit = Some(value[0]);
                 }
-                APPLICATION_PARAMETERS => {
-                    // Everything from here on is signature material: validate its TLV
-                    // structure, then keep it raw.
-                    while !r.is_empty() {
-                        let e = r.read()?;
-                        if !matches!(e.typ, INTEREST_SIGNATURE_INFO | INTEREST_SIGNATURE_VALUE) && is_critical(e.typ) {
-                            return Err(WireError::UnknownCritical(e.typ));
-                        }
-                    }
-                    params_tail = Some(wire.slice(e.begin..el.end));
-                    break;
-                }
-                _ => unreachable!("rank() covers exactly these types"),
+                params_tail = Some(wire.slice(e.begin..el.end));
+                break;
             }
         }
         Ok(Interest { name, can_be_prefix, must_be_fresh, forwarding_hint, nonce, lifetime_ms, hop_limit, params_tail })
@@ -227,6 +224,17 @@ mod tests {
         assert!(Interest::decode(&Bytes::from_static(&[5, 4, 7, 0, 0x40, 0])).is_ok());
         // Out of order
         assert!(Interest::decode(&Bytes::from_static(&[5, 6, 7, 0, 0x12, 0, 0x21, 0])).is_err());
+        // A field twice
+        assert_eq!(
+            Interest::decode(&Bytes::from_static(&[5, 14, 7, 0, 0x0a, 4, 1, 2, 3, 4, 0x0a, 4, 1, 2, 3, 4])),
+            Err(WireError::OutOfOrder(0x0a))
+        );
+        // HopLimit of two bytes
+        assert_eq!(Interest::decode(&Bytes::from_static(&[5, 6, 7, 0, 0x22, 2, 1, 2])), Err(WireError::BadValue(0x22)));
+        // A well-formed one: every field read
+        let i = Interest::decode(&Bytes::from_static(&[5, 15, 7, 0, 0x21, 0, 0x12, 0, 0x0a, 4, 1, 2, 3, 4, 0x22, 1, 9])).unwrap();
+        assert!(i.can_be_prefix && i.must_be_fresh);
+        assert_eq!((i.nonce, i.hop_limit, i.lifetime_ms), (Some(0x01020304), Some(9), None));
     }
 
     proptest! {
