@@ -343,15 +343,12 @@ impl<F: FibSource> Forwarder<F> {
             return None;
         }
 
-        // A modified Interest is encoded now, before the probe may give its name
-        // to a new PIT entry.
-        let reencoded = reencode.then(|| interest.encode());
-
         // One PCCT probe: an existing entry aggregates; otherwise the CS may
         // answer, and only a miss there creates the entry, which takes the
         // Interest's name (read through the entry from here on).
-        let id = match self.pcct.probe_interest(interest, keys.name, now) {
-            Probe::Found(id) | Probe::Inserted(id) => id,
+        let (id, inserted) = match self.pcct.probe_interest(interest, keys.name, now) {
+            Probe::Found(id) => (id, false),
+            Probe::Inserted(id) => (id, true),
             Probe::Cached(pkt) => {
                 self.counters.cs_hits += 1;
                 self.send_data(ingress, pkt, lp.pit_token.clone(), out);
@@ -372,8 +369,18 @@ impl<F: FibSource> Forwarder<F> {
         let expiry = now + interest.lifetime();
         entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
         // The entry keeps the encoding that goes upstream (the received one, taken
-        // from the burst, unless modified above) and every send reads it from there.
-        let upstream = reencoded.unwrap_or_else(|| std::mem::take(wire));
+        // from the burst, unless modified above) and every send reads it from
+        // there. A modified Interest whose name the new entry took gets a
+        // reference to it back for its encoding (a rare path: the common one
+        // moves the received bytes, and a CS hit encodes nothing).
+        let upstream = if reencode {
+            if inserted {
+                interest.name = entry.name().clone();
+            }
+            interest.encode()
+        } else {
+            std::mem::take(wire)
+        };
         entry.set_upstream(upstream, nonce, interest.hop_limit);
         self.pcct.pit.reschedule(id);
 
