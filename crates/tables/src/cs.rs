@@ -477,16 +477,19 @@ impl Cs {
         self.lru.push_front(&mut self.direct, idx);
     }
 
-    /// Evicts the least recently used packet, then prefetches what the next
-    /// eviction will touch, so that in a full store (every insert evicts) the
-    /// victim's entry, its index lines and its indirect entries arrive during the
-    /// rest of the exchange instead of stalling the next insert one after another.
+    /// Evicts the least recently used packet, then prefetches what the
+    /// evictions after the next one will touch, so that in a full store (every
+    /// insert evicts) a victim's entry, its index lines and its indirect entries
+    /// arrive during the two exchanges before, instead of stalling its insert one
+    /// after another.
     fn evict_lru(&mut self) {
         let Some(idx) = self.lru.tail() else { return };
         self.evict(idx);
         let Some(next) = self.lru.tail() else { return };
-        // The unlink just wrote `next` (the new tail), so it is in cache.
-        let d = self.direct.at(next);
+        // The unlink just wrote `next` (the new tail), whose lines the eviction
+        // before prefetched; the entry before it was prefetched then too.
+        let Some(after) = self.lru.prev(&self.direct, next) else { return };
+        let d = self.direct.at(after);
         self.index.prefetch(d.tag);
         if d.parent_len != 0 {
             self.index.prefetch(d.parent_tag);
@@ -496,7 +499,7 @@ impl Cs {
             self.index.prefetch(tag);
         }
         // Its own unlink will write the entry before it.
-        if let Some(prev) = self.lru.prev(&self.direct, next) {
+        if let Some(prev) = self.lru.prev(&self.direct, after) {
             self.direct.prefetch(prev);
         }
     }
