@@ -169,12 +169,14 @@ impl Pcct {
     /// [`Pcct::probe_interest`], without asking the cache, and with a copy of
     /// the name). The flag is true for a new entry.
     pub fn find_or_insert(&mut self, interest: &Interest, now_ms: u64) -> Result<(PitId, bool), PitFull> {
-        let found = self.probe(interest, self.cs.names.full(&interest.name), now_ms, false);
-        match found.map_err(|tag| self.insert_pending(interest, interest.name.clone(), tag, now_ms)) {
+        match self.probe(interest, self.cs.names.full(&interest.name), now_ms, false) {
             Ok(Probe::Found(id)) => Ok((id, false)),
-            Err(Probe::Inserted(id)) => Ok((id, true)),
-            Err(Probe::Full) => Err(PitFull),
-            Ok(_) | Err(_) => unreachable!("the cache is not asked, and an insert inserts or is full"),
+            Ok(_) => unreachable!("the cache is not asked"),
+            Err(tag) => match self.insert_pending(interest, interest.name.clone(), tag, now_ms) {
+                Probe::Inserted(id) => Ok((id, true)),
+                Probe::Full => Err(PitFull),
+                Probe::Found(_) | Probe::Cached(_) => unreachable!("an insert inserts or is full"),
+            },
         }
     }
 

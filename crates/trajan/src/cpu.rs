@@ -7,29 +7,36 @@
 //! message that says how to build for the CPU instead. A baseline build (no AVX2
 //! at compile time) has nothing to check.
 
+/// The CPUID output register that holds a feature's bit.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+#[derive(Clone, Copy)]
+enum Reg {
+    Ebx,
+    Ecx,
+}
+
 /// An x86-64-v3 feature: its `/proc/cpuinfo` name and where CPUID reports it.
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
 struct Feature {
     name: &'static str,
     /// CPUID leaf (subleaf 0).
     leaf: u32,
-    /// Register: 1 = EBX, 2 = ECX.
-    reg: u8,
+    reg: Reg,
     bit: u32,
 }
 
 /// x86-64-v3 beyond the baseline, as the psABI lists it.
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
 const V3: [Feature; 9] = [
-    Feature { name: "avx", leaf: 1, reg: 2, bit: 28 },
-    Feature { name: "fma", leaf: 1, reg: 2, bit: 12 },
-    Feature { name: "movbe", leaf: 1, reg: 2, bit: 22 },
-    Feature { name: "f16c", leaf: 1, reg: 2, bit: 29 },
-    Feature { name: "xsave", leaf: 1, reg: 2, bit: 26 },
-    Feature { name: "avx2", leaf: 7, reg: 1, bit: 5 },
-    Feature { name: "bmi1", leaf: 7, reg: 1, bit: 3 },
-    Feature { name: "bmi2", leaf: 7, reg: 1, bit: 8 },
-    Feature { name: "abm", leaf: 0x8000_0001, reg: 2, bit: 5 },
+    Feature { name: "avx", leaf: 1, reg: Reg::Ecx, bit: 28 },
+    Feature { name: "fma", leaf: 1, reg: Reg::Ecx, bit: 12 },
+    Feature { name: "movbe", leaf: 1, reg: Reg::Ecx, bit: 22 },
+    Feature { name: "f16c", leaf: 1, reg: Reg::Ecx, bit: 29 },
+    Feature { name: "xsave", leaf: 1, reg: Reg::Ecx, bit: 26 },
+    Feature { name: "avx2", leaf: 7, reg: Reg::Ebx, bit: 5 },
+    Feature { name: "bmi1", leaf: 7, reg: Reg::Ebx, bit: 3 },
+    Feature { name: "bmi2", leaf: 7, reg: Reg::Ebx, bit: 8 },
+    Feature { name: "abm", leaf: 0x8000_0001, reg: Reg::Ecx, bit: 5 },
 ];
 
 /// The compiled-for features this CPU lacks, by their `/proc/cpuinfo` names
@@ -45,7 +52,10 @@ pub fn missing() -> Vec<&'static str> {
         .filter(|f| {
             let supported = if f.leaf >= 0x8000_0000 { f.leaf <= max_extended } else { f.leaf <= max_basic };
             let r = supported.then(|| __cpuid_count(f.leaf, 0));
-            let word = r.map_or(0, |r| if f.reg == 1 { r.ebx } else { r.ecx });
+            let word = r.map_or(0, |r| match f.reg {
+                Reg::Ebx => r.ebx,
+                Reg::Ecx => r.ecx,
+            });
             word & (1 << f.bit) == 0
         })
         .map(|f| f.name)

@@ -115,7 +115,7 @@ impl Interest {
                 return Err(WireError::OutOfOrder(e.typ));
             }
             last = k;
-            if k == 7 {
+            if e.typ == APPLICATION_PARAMETERS {
                 // Everything from here on is signature material: validate its TLV
                 // structure, then keep it raw.
                 while !r.is_empty() {
