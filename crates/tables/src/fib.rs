@@ -611,10 +611,10 @@ impl Fib {
             // The bytes of the first entry whose stored hash matches, which the
             // lookup compares.
             (1, None) | (2, Some(_)) => {
-                let first = |j: usize| self.table.first_match(h.prefix(j));
+                let first = |j: usize| self.table.first_match(h.prefix(j)).map(|r| (r, j));
                 let hit = if self.pbf.is_some() { (f.candidate != 0).then(|| first(f.candidate)).flatten() } else { lengths.find_map(first) };
-                if let Some(r) = hit {
-                    self.arena.prefetch(r);
+                if let Some((r, j)) = hit {
+                    self.arena.prefetch(r, name.prefix_value(j).len());
                 }
             }
             _ => {}

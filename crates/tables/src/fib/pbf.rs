@@ -552,7 +552,7 @@ impl Pbf {
             block.set(l - 2, true);
             self.meta[b].load = kept as u32;
             for m in &movers {
-                arena.prefetch(m.prefix);
+                arena.prefetch(m.prefix, 0);
             }
             for m in movers {
                 // The member reached `b` below `l` and no other expansion of `b`
