@@ -8,14 +8,6 @@
 //! only on the first component p₁ (k − 1 more seeds), and every other value is
 //! derived by XOR:
 //!
-//! Each component enters the CRC zero-padded to whole [`BLOCK`]s of 16 bytes (its
-//! TLV header, which the hashed bytes include, fixes its length, so padding never
-//! makes two names alike). Most components fit one block, which the CRC
-//! instruction takes as two 8-byte words read at once, masked to the component:
-//! the same steps whatever the component's length. Hashing the exact bytes took a
-//! loop over 8-byte words and a 4-, 2- and 1-byte tail, branches that follow the
-//! length of each component and so were mispredicted about four times per name.
-//!
 //! ```text
 //! H(i, j) = h_i(p_j)           if i = 1 or j = 1
 //!         = H(i, 1) ⊕ H(1, j)   otherwise
@@ -30,6 +22,14 @@
 //! [`mix`] (a bijective avalanche finaliser, different salt per use) before reducing
 //! it to a range, which keeps a block's k bit positions and its choice of block
 //! independent of each other.
+//!
+//! Each component enters the CRC zero-padded to whole [`BLOCK`]s of 16 bytes (its
+//! TLV header, which the hashed bytes include, fixes its length, so padding never
+//! makes two names alike). Most components fit one block, which the CRC
+//! instruction takes as two 8-byte words read at once, masked to the component:
+//! the same steps whatever the component's length. Hashing the exact bytes took a
+//! loop over 8-byte words and a 4-, 2- and 1-byte tail, branches that follow the
+//! length of each component and so were mispredicted about four times per name.
 
 use std::ops::Range;
 
@@ -301,8 +301,9 @@ mod sse42 {
     /// inlined there, and was called per component); `Crc` is its proof.
     impl Step for Crc {
         #[inline(always)]
-        // The intrinsic is safe to call in a function with SSE4.2 from Rust 1.87
-        // on; here, as under the workspace's minimum (1.85), it is unsafe.
+        // The intrinsic needs `unsafe` under the workspace's minimum Rust (1.85);
+        // from 1.87 on, a build whose target enables SSE4.2 (x86-64-v3, the
+        // default) may call it without, hence the allow.
         #[allow(unused_unsafe)]
         fn append(self, crc: u32, value: &[u8], component: Range<usize>) -> u32 {
             let mut state = u64::from(!crc);
