@@ -404,7 +404,7 @@ impl<F: FibSource> Forwarder<F> {
 
     /// Asks the strategy where a PIT entry's Interest goes and sends it there.
     fn forward_new(&mut self, now: u64, w: &Waiting, nexthops: &[NextHop], out: &mut Vec<Outgoing>) {
-        let Waiting { id, ingress, ingress_local, .. } = *w;
+        let Waiting { id, ingress, ingress_local } = *w;
         // Gone when an earlier Interest of the same burst, from the same face, was
         // Nacked NoRoute and took the entry with it; that Nack answered this one too.
         let Some(entry) = self.pcct.pit.get(id) else { return };

@@ -123,7 +123,7 @@ impl NameHashes {
     }
 
     /// The O(k + d) pass with `step` as h₁'s incremental CRC32C. Always inlined,
-    /// like the step, so that in [`sse42::Crc::hash_components`] the CRC
+    /// like the hardware step, so that in [`sse42::Crc::hash_components`] the CRC
     /// instructions are inlined into the loop rather than called once per
     /// component. (Hence a plain loop: a generic helper such as
     /// `SmallVec::extend` is compiled without SSE4.2 and would call the step out
@@ -219,18 +219,10 @@ fn block(value: &[u8], at: usize, end: usize) -> [u64; 2] {
             u128::from_le_bytes(b)
         }
     };
+    // A mask of the low `n` bytes of a word (all of it from 8 on).
+    let low_bytes = |n: usize| if n >= 8 { u64::MAX } else { (1 << (8 * n)) - 1 };
     let n = end - at;
     [bytes as u64 & low_bytes(n), (bytes >> 64) as u64 & low_bytes(n.saturating_sub(8))]
-}
-
-/// A mask of the low `n` bytes of a word (all of it from 8 on).
-#[inline(always)]
-fn low_bytes(n: usize) -> u64 {
-    if n >= 8 {
-        u64::MAX
-    } else {
-        (1 << (8 * n)) - 1
-    }
 }
 
 /// A bijective 32-bit avalanche finaliser (MurmurHash3's fmix32) over `h ⊕ salt`.
