@@ -315,9 +315,17 @@ impl Name {
     }
 
     /// True if `self` is a prefix of (or equal to) `other`.
+    ///
+    /// The engine asks this of every packet (is it under `/localhost`, under
+    /// `/localhop`?), and nearly always the answer is no: where `other`'s first
+    /// `self.len()` components end, read from its offset table, already settles
+    /// most of those without a byte comparison (a `memcmp` call).
     #[inline]
     pub fn is_prefix_of(&self, other: &Name) -> bool {
-        self.len() <= other.len() && other.value.starts_with(&self.value)
+        match self.len() {
+            0 => true,
+            n => n <= other.len() && other.end(n - 1) == self.value.len() && other.value.starts_with(&self.value),
+        }
     }
 
     /// A new name with one more component.
@@ -683,6 +691,35 @@ mod tests {
             prop_assert_eq!(longer.get(d.len()).value, b"x");
             prop_assert_eq!(longer.prefix(d.len()), d.clone());
             prop_assert_eq!(d.components().map(|c| (c.typ, c.value)).collect::<Vec<_>>(), parts);
+        }
+
+        /// `is_prefix_of` is the component-wise definition, for names on both
+        /// sides of the offset table's size, whether the candidate is a true
+        /// prefix, a near miss (one component changed or lengthened) or unrelated.
+        #[test]
+        fn is_prefix_of_compares_components(
+            comps in proptest::collection::vec((prop_oneof![Just(8u32), Just(300u32)], proptest::collection::vec(any::<u8>(), 0..3)), 0..2 * INLINE_COMPONENTS),
+            k in 0usize..2 * INLINE_COMPONENTS + 2,
+            change in 0u8..4,
+            other in arb_name(),
+        ) {
+            let parts: Vec<(u32, &[u8])> = comps.iter().map(|(t, v)| (*t, v.as_slice())).collect();
+            let name = Name::from_value(Name::from_components(parts.iter().copied()).value().clone()).unwrap();
+            let k = k.min(parts.len());
+            let mut head: Vec<(u32, Vec<u8>)> = parts[..k].iter().map(|(t, v)| (*t, v.to_vec())).collect();
+            match (change, head.last_mut()) {
+                (1, Some(last)) => last.1.push(0xff),
+                (2, Some(last)) => last.0 ^= 1,
+                _ => {}
+            }
+            let candidates = [
+                Name::from_components(head.iter().map(|(t, v)| (*t, v.as_slice()))),
+                other,
+            ];
+            for c in candidates {
+                let by_components = c.len() <= name.len() && (0..c.len()).all(|i| c.get(i) == name.get(i));
+                prop_assert_eq!(c.is_prefix_of(&name), by_components, "{} of {}", c, name);
+            }
         }
 
         /// The digest read from the last component's header bytes is the one
