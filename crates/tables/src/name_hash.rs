@@ -135,14 +135,16 @@ impl NameHashes {
             self.first = [0; K];
             return;
         };
-        self.first = std::array::from_fn(|i| step.append(SEEDS[i], value, 0..end1));
+        // The first component goes through every seed at once: each of its
+        // blocks is loaded and masked once for the K CRCs.
+        self.first = step.append(SEEDS, value, 0..end1);
         on_first(self.first[0]);
         // A plain loop of pushes into storage that is inline up to
         // [`INLINE_PREFIXES`] (the rare longer name spills to the heap once).
         let (mut crc, mut start) = (self.first[0], end1);
         self.h1.push(crc);
         for end in ends {
-            crc = step.append(crc, value, start..end);
+            [crc] = step.append([crc], value, start..end);
             self.h1.push(crc);
             start = end;
         }
@@ -179,10 +181,12 @@ impl NameHashes {
 
 /// h₁'s step over one component: a way to compute it.
 trait Step: Copy {
-    /// The CRC32C of `crc` (finished: pre- and post-inverted, as
+    /// The CRC32C of each of `crcs` (finished: pre- and post-inverted, as
     /// `crc32c::crc32c_append`) continued over the component `value[component]`
-    /// and the zeros that pad it to whole [`BLOCK`]s (at least one).
-    fn append(self, crc: u32, value: &[u8], component: Range<usize>) -> u32;
+    /// and the zeros that pad it to whole [`BLOCK`]s (at least one). Several
+    /// CRCs at once share the component's bytes: the first component is
+    /// hashed under every seed.
+    fn append<const N: usize>(self, crcs: [u32; N], value: &[u8], component: Range<usize>) -> [u32; N];
 }
 
 /// The step with the `crc32c` crate, on any CPU: the definition the
@@ -191,10 +195,10 @@ trait Step: Copy {
 struct Portable;
 
 impl Step for Portable {
-    fn append(self, crc: u32, value: &[u8], component: Range<usize>) -> u32 {
+    fn append<const N: usize>(self, crcs: [u32; N], value: &[u8], component: Range<usize>) -> [u32; N] {
         let len = component.len();
         let pad = len.max(1).next_multiple_of(BLOCK) - len;
-        crc32c::crc32c_append(crc32c::crc32c_append(crc, &value[component]), &[0; BLOCK][..pad])
+        crcs.map(|crc| crc32c::crc32c_append(crc32c::crc32c_append(crc, &value[component.clone()]), &[0; BLOCK][..pad]))
     }
 }
 
@@ -297,16 +301,18 @@ mod sse42 {
         // from 1.87 on, a build whose target enables SSE4.2 (x86-64-v3, the
         // default) may call it without, hence the allow.
         #[allow(unused_unsafe)]
-        fn append(self, crc: u32, value: &[u8], component: Range<usize>) -> u32 {
-            let mut state = u64::from(!crc);
+        fn append<const N: usize>(self, crcs: [u32; N], value: &[u8], component: Range<usize>) -> [u32; N] {
+            let mut states = crcs.map(|crc| u64::from(!crc));
             let mut at = component.start;
             loop {
                 let [lo, hi] = block(value, at, component.end);
-                // SAFETY: `self` exists only if `detect` found SSE4.2 on this CPU.
-                state = unsafe { _mm_crc32_u64(_mm_crc32_u64(state, lo), hi) };
+                for state in &mut states {
+                    // SAFETY: `self` exists only if `detect` found SSE4.2 on this CPU.
+                    *state = unsafe { _mm_crc32_u64(_mm_crc32_u64(*state, lo), hi) };
+                }
                 at += BLOCK;
                 if at >= component.end {
-                    return !(state as u32);
+                    return states.map(|state| !(state as u32));
                 }
             }
         }
@@ -448,13 +454,15 @@ mod tests {
             let value = &data[..value_len];
             for start in 0..value_len.min(20) {
                 for end in start..=value_len {
-                    for seed in [0, 1, SEEDS[0], SEEDS[1], u32::MAX] {
-                        assert_eq!(
-                            hw.append(seed, value, start..end),
-                            Portable.append(seed, value, start..end),
-                            "value {value_len} component {start}..{end}"
-                        );
+                    // One CRC at a time, and all of them in one pass over the
+                    // component, as the first component is hashed.
+                    let seeds = [0, 1, SEEDS[0], SEEDS[1], u32::MAX];
+                    let each = seeds.map(|seed| Portable.append([seed], value, start..end)[0]);
+                    for (seed, want) in seeds.into_iter().zip(each) {
+                        assert_eq!(hw.append([seed], value, start..end), [want], "value {value_len} component {start}..{end}");
                     }
+                    assert_eq!(hw.append(seeds, value, start..end), each, "value {value_len} component {start}..{end}");
+                    assert_eq!(Portable.append(seeds, value, start..end), each);
                 }
             }
         }
