@@ -159,6 +159,12 @@ impl LineIndex {
 
     /// Stores `val` (below [`EMPTY`]) under `tag`; the caller has checked it is not
     /// there yet. Keeps the load at most [`MAX_LOAD`] by doubling the table.
+    ///
+    /// Always inlined, its growth kept out of line: an exchange inserts three
+    /// times (a PIT entry, a cached packet and its parent), and as a call the
+    /// prologue and epilogue alone cost ≈ 50 instructions per exchange, which a
+    /// profile-guided build inlined away (docs/PERFORMANCE.md).
+    #[inline(always)]
     pub fn insert(&mut self, tag: u32, val: u32) {
         debug_assert_ne!(val, EMPTY);
         if (self.len + 1) * MAX_LOAD.1 > self.buckets.len() * WAYS * MAX_LOAD.0 {
@@ -168,6 +174,7 @@ impl LineIndex {
         self.len += 1;
     }
 
+    #[inline(always)]
     fn place(&mut self, tag: u32, val: u32) {
         let mut b = self.home(tag);
         loop {
@@ -213,6 +220,8 @@ impl LineIndex {
         false
     }
 
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let doubled = crate::huge::filled(self.buckets.len() * 2, VACANT);
         let old = std::mem::replace(&mut self.buckets, doubled);

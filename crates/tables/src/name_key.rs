@@ -54,8 +54,9 @@ impl NameHasher {
         self.0.hash_one(name.value().as_ref())
     }
 
-    /// `name`'s hash and its parent's.
-    #[inline]
+    /// `name`'s hash and its parent's. Always inlined (once per Data), as the
+    /// profile-guided build does.
+    #[inline(always)]
     pub fn key(&self, name: &Name) -> NameKey {
         NameKey { full: self.full(name), parent: self.prefix(name, name.len().saturating_sub(1)) }
     }
