@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::WireError;
 use crate::name::Name;
-use crate::tlv::{read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, SliceReader};
+use crate::tlv::{read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, ShapeReader, SliceReader};
 use crate::types::*;
 
 /// ContentType value for a Nack-like "application Nack" Data (v0.3 ContentType 3).
@@ -34,6 +34,56 @@ pub struct Data {
     pub wire: Bytes,
 }
 
+/// The fields of a Data of the shape nearly every Data has: a name, a MetaInfo
+/// of ContentType and FreshnessPeriod (either, both or none, in that order; no
+/// FinalBlockId), Content, a SignatureInfo that starts with its SignatureType,
+/// and a SignatureValue, each element with a one-byte type and a short length.
+/// Each field is one type-byte comparison at the place the format puts it; the
+/// name is only located.
+///
+/// Only scalars and places: [`Data::from_wire`] then builds the Data once, in
+/// its result; a decoder that returned the decoded name and fields for it to
+/// rewrap made the engine slower (docs/PERFORMANCE.md; the reason is as for
+/// the Interest's common shape).
+struct CommonShape {
+    name: std::ops::Range<usize>,
+    content_type: u64,
+    freshness_ms: Option<u64>,
+    content: std::ops::Range<usize>,
+    signature_type: u64,
+}
+
+impl CommonShape {
+    /// The fields of `wire` if it has the common shape; `None` for any other
+    /// packet, valid or not, which [`Data::from_wire_general`] decides. A packet
+    /// this reads decodes to the same Data there (a proptest checks).
+    #[inline(always)]
+    fn read(wire: &[u8]) -> Option<Self> {
+        let mut r = ShapeReader::outer(wire, DATA)?;
+        let name = r.take(NAME)?;
+        let (mut content_type, mut freshness_ms) = (0, None);
+        if let Some(v) = r.take(META_INFO) {
+            let mut m = r.inner(v);
+            if let Some(v) = m.take(CONTENT_TYPE) {
+                content_type = read_nonneg(m.value(v)).ok()?;
+            }
+            if let Some(v) = m.take(FRESHNESS_PERIOD) {
+                freshness_ms = Some(read_nonneg(m.value(v)).ok()?);
+            }
+            if !m.is_done() {
+                return None;
+            }
+        }
+        let content = r.take(CONTENT).unwrap_or_default();
+        let info = r.take(SIGNATURE_INFO)?;
+        let mut info = r.inner(info);
+        let typ = info.take(SIGNATURE_TYPE)?;
+        let signature_type = read_nonneg(info.value(typ)).ok()?;
+        r.take(SIGNATURE_VALUE)?;
+        r.is_done().then_some(CommonShape { name, content_type, freshness_ms, content, signature_type })
+    }
+}
+
 impl Data {
     /// Decodes a whole Data element. The name is a `Bytes` view of `wire`; nothing
     /// else is copied or reference-counted.
@@ -49,8 +99,30 @@ impl Data {
     ///
     /// Always inlined: the engine's burst decoder then wraps the Data it returns
     /// without a copy of the struct in between (callgrind: one memcpy per packet less).
+    /// Only the common shape's decoder is inlined; any other packet takes a call.
     #[inline(always)]
     pub fn from_wire(wire: Bytes) -> Result<Self, WireError> {
+        match CommonShape::read(&wire) {
+            // The general decoder would fail on the name with this same error:
+            // it reads the name before any field.
+            Some(f) => Ok(Data {
+                name: Name::from_value(wire.slice(f.name))?,
+                content_type: f.content_type,
+                freshness_ms: f.freshness_ms,
+                final_block_id: None,
+                content: f.content,
+                signature_type: f.signature_type,
+                wire,
+            }),
+            None => Self::from_wire_general(wire),
+        }
+    }
+
+    /// [`Data::from_wire`] of any packet: every field, in any encoding of its
+    /// header, unknown elements skipped or rejected as the format says. Out of
+    /// line, so the per-packet decoder that inlines the common shape stays small.
+    #[inline(never)]
+    fn from_wire_general(wire: Bytes) -> Result<Self, WireError> {
         let (outer, el) = SliceReader::outer(&wire, DATA)?;
         let mut r = outer.inner(&el);
         let name = Name::from_value(wire.slice(r.expect(NAME)?.value()))?;
@@ -253,6 +325,7 @@ impl DataBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tlv::testing::{any_name_value, encode_elements, shaped_elements, trailing};
     use proptest::prelude::*;
 
     #[test]
@@ -292,6 +365,56 @@ mod tests {
             prop_assert_eq!(d.freshness_ms, fresh.map(|f| f as u64));
         }
 
+        /// What producers send (a MetaInfo of ContentType and FreshnessPeriod at
+        /// most) takes the common-shape decoder.
+        #[test]
+        fn common_shape_takes_what_encoders_send(content in proptest::collection::vec(any::<u8>(), 0..600), fresh: Option<u32>, typ: Option<u8>,
+                                                 comps in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 0..4)) {
+            let mut b = DataBuilder::new(Name::from_components(comps.iter().map(|c| (8u32, c.as_slice()))));
+            if let Some(f) = fresh { b = b.freshness_ms(f as u64); }
+            if let Some(t) = typ { b = b.content_type(t as u64); }
+            let w = b.build(&content);
+            prop_assert!(CommonShape::read(&w).is_some());
+            let d = Data::decode(&w).unwrap();
+            prop_assert_eq!((&d.name, d.content_type, d.freshness_ms, d.content()), (&b.name, typ.map_or(0, u64::from), fresh.map(u64::from), &content[..]));
+        }
+
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// Whatever the common-shape decoder accepts, the general decoder decodes
+        /// to the same Data: over Data of the elements, MetaInfo and SignatureInfo
+        /// fields it reads and others, absent, repeated or out of order, of
+        /// lengths right and wrong, with either length form, after a name that
+        /// may be malformed too, and sometimes followed by a stray byte.
+        #[test]
+        fn common_shape_agrees_with_general(name in any_name_value(),
+                                           meta in shaped_elements(&[(0x18, 1), (0x19, 2)], &[0x1a, 0x40, 0x0f]),
+                                           info in shaped_elements(&[(0x1b, 1), (0x1c, 4)], &[0x40, 0x0f]),
+                                           mut elements in shaped_elements(&[(0x14, 0), (0x15, 8), (0x16, 0), (0x17, 8)], &[0x40, 0x0f, 0x18]),
+                                           trailing in trailing()) {
+            // The MetaInfo and SignatureInfo elements hold the random fields.
+            for (typ, value, _) in elements.iter_mut() {
+                match *typ {
+                    0x14 => *value = encode_elements(&meta),
+                    0x16 => *value = encode_elements(&info),
+                    _ => {}
+                }
+            }
+            let mut w = encode_elements(&[(NAME as u8, name, false)]);
+            w.extend_from_slice(&encode_elements(&elements));
+            let mut w = encode_elements(&[(DATA as u8, w, false)]);
+            w.extend_from_slice(&trailing);
+            let w = Bytes::from(w);
+            if CommonShape::read(&w).is_some() {
+                prop_assert_eq!(Data::from_wire(w.clone()), Data::from_wire_general(w));
+            }
+        }
+    }
+
+    proptest! {
         #[test]
         fn never_panics(data in proptest::collection::vec(any::<u8>(), 0..80)) {
             let mut v = vec![6u8, data.len() as u8];
