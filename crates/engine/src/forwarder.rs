@@ -631,11 +631,24 @@ fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, linked:
     // build, and no second look at its type.
     match first_type(pkt)? {
         Some(INTEREST) => {
-            parsed.push((at, Parsed::Interest { interest: Interest::decode(pkt)?, lp: None, keys: Keys::default() }));
+            // Decoded in its slot of the list: see `Interest::decode_into`.
+            parsed.push((at, Parsed::Interest { interest: Interest::new(Name::root()), lp: None, keys: Keys::default() }));
+            if let Some((_, Parsed::Interest { interest, .. })) = parsed.last_mut() {
+                if let Err(e) = interest.decode_into(pkt) {
+                    parsed.pop();
+                    return Err(e);
+                }
+            }
             return Ok(());
         }
         Some(DATA) => {
-            parsed.push((at, Parsed::Data { data: Data::from_wire(std::mem::take(pkt))?, lp: None, keys: Keys::default() }));
+            parsed.push((at, Parsed::Data { data: Data::default(), lp: None, keys: Keys::default() }));
+            if let Some((_, Parsed::Data { data, .. })) = parsed.last_mut() {
+                if let Err(e) = data.decode_into(std::mem::take(pkt)) {
+                    parsed.pop();
+                    return Err(e);
+                }
+            }
             return Ok(());
         }
         _ => {}

@@ -16,8 +16,9 @@ use crate::types::*;
 /// ContentType value for a Nack-like "application Nack" Data (v0.3 ContentType 3).
 pub const CONTENT_TYPE_NACK: u64 = 3;
 
-/// A decoded Data packet.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A decoded Data packet. The default is an empty one (no name, no
+/// signature): a slot to decode into with [`Data::decode_into`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Data {
     pub name: Name,
     pub content_type: u64,
@@ -102,20 +103,32 @@ impl Data {
     /// Only the common shape's decoder is inlined; any other packet takes a call.
     #[inline(always)]
     pub fn from_wire(wire: Bytes) -> Result<Self, WireError> {
+        let mut data = Data::default();
+        data.decode_into(wire)?;
+        Ok(data)
+    }
+
+    /// [`Data::from_wire`] into `self`, in place, every field replaced: the
+    /// engine decodes each received Data into its slot of the burst's list, so
+    /// the decoded struct is never copied (see `Interest::decode_into`). On an
+    /// error `self` holds no useful value.
+    #[inline(always)]
+    pub fn decode_into(&mut self, wire: Bytes) -> Result<(), WireError> {
         match CommonShape::read(&wire) {
             // The general decoder would fail on the name with this same error:
             // it reads the name before any field.
-            Some(f) => Ok(Data {
-                name: Name::from_value(wire.slice(f.name))?,
-                content_type: f.content_type,
-                freshness_ms: f.freshness_ms,
-                final_block_id: None,
-                content: f.content,
-                signature_type: f.signature_type,
-                wire,
-            }),
-            None => Self::from_wire_general(wire),
+            Some(f) => {
+                self.name.set_value(wire.slice(f.name))?;
+                self.content_type = f.content_type;
+                self.freshness_ms = f.freshness_ms;
+                self.final_block_id = None;
+                self.content = f.content;
+                self.signature_type = f.signature_type;
+                self.wire = wire;
+            }
+            None => *self = Self::from_wire_general(wire)?,
         }
+        Ok(())
     }
 
     /// [`Data::from_wire`] of any packet: every field, in any encoding of its
@@ -328,6 +341,18 @@ mod tests {
     use crate::tlv::testing::{any_name_value, encode_elements, shaped_elements, trailing};
     use proptest::prelude::*;
 
+    /// Encoded Data with every MetaInfo field present or not.
+    fn any_data() -> impl Strategy<Value = Bytes> {
+        let comps = proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..4), 1..20);
+        (comps, any::<(Option<u8>, Option<u32>, Option<u8>)>(), proptest::collection::vec(any::<u8>(), 0..40)).prop_map(|(comps, (typ, fresh, last), content)| {
+            let mut b = DataBuilder::new(Name::from_components(comps.iter().map(|c| (8u32, c.as_slice()))));
+            if let Some(t) = typ { b = b.content_type(t as u64); }
+            if let Some(f) = fresh { b = b.freshness_ms(f as u64); }
+            if let Some(l) = last { b = b.final_segment(l as u64); }
+            b.build(&content)
+        })
+    }
+
     #[test]
     fn build_and_decode() {
         let w = DataBuilder::new("/a/seg=2".parse().unwrap()).freshness_ms(1000).final_segment(2).build(b"hello");
@@ -363,6 +388,15 @@ mod tests {
             let d = Data::decode(&w).unwrap();
             prop_assert_eq!(d.content(), &content[..]);
             prop_assert_eq!(d.freshness_ms, fresh.map(|f| f as u64));
+        }
+
+        /// Decoding in place over an earlier Data (of any MetaInfo, FinalBlockId
+        /// included) replaces every field: the result is the Data decoded afresh.
+        #[test]
+        fn decode_into_replaces_every_field(a in any_data(), b in any_data()) {
+            let mut slot = Data::decode(&a).unwrap();
+            slot.decode_into(b.clone()).unwrap();
+            prop_assert_eq!(slot, Data::decode(&b).unwrap());
         }
 
         /// What producers send (a MetaInfo of ContentType and FreshnessPeriod at

@@ -115,21 +115,34 @@ impl Interest {
     /// Only the common shape's decoder is inlined; any other packet takes a call.
     #[inline(always)]
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
+        let mut interest = Interest::new(Name::root());
+        interest.decode_into(wire)?;
+        Ok(interest)
+    }
+
+    /// [`Interest::decode`] into `self`, in place, every field replaced: the
+    /// engine decodes each received Interest into its slot of the burst's list,
+    /// so the decoded struct is never copied (a copy read right after the fields
+    /// were written one by one stalls the pipeline: store forwarding cannot
+    /// serve it). On an error `self` holds no useful value.
+    #[inline(always)]
+    pub fn decode_into(&mut self, wire: &Bytes) -> Result<(), WireError> {
         match CommonShape::read(wire) {
             // The general decoder would fail on the name with this same error:
             // it reads the name before any field.
-            Some(f) => Ok(Interest {
-                name: Name::from_value(wire.slice(f.name))?,
-                can_be_prefix: f.can_be_prefix,
-                must_be_fresh: f.must_be_fresh,
-                forwarding_hint: None,
-                nonce: f.nonce,
-                lifetime_ms: f.lifetime_ms,
-                hop_limit: f.hop_limit,
-                params_tail: None,
-            }),
-            None => Self::decode_general(wire),
+            Some(f) => {
+                self.name.set_value(wire.slice(f.name))?;
+                self.can_be_prefix = f.can_be_prefix;
+                self.must_be_fresh = f.must_be_fresh;
+                self.forwarding_hint = None;
+                self.nonce = f.nonce;
+                self.lifetime_ms = f.lifetime_ms;
+                self.hop_limit = f.hop_limit;
+                self.params_tail = None;
+            }
+            None => *self = Self::decode_general(wire)?,
         }
+        Ok(())
     }
 
     /// [`Interest::decode`] of any packet: every field, in any encoding of its
@@ -260,6 +273,28 @@ mod tests {
     use crate::tlv::testing::{any_name_value, encode_elements, shaped_elements, trailing};
     use proptest::prelude::*;
 
+    /// Interests with every field present or not, a ForwardingHint and
+    /// parameters included.
+    fn any_interest() -> impl Strategy<Value = Interest> {
+        let comps = proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..4), 1..20);
+        (comps, any::<(bool, bool, Option<u32>, Option<u64>, Option<u8>)>(), any::<bool>(), proptest::option::of(proptest::collection::vec(any::<u8>(), 0..6)))
+            .prop_map(|(comps, (cbp, mbf, nonce, life, hop), hint, params)| {
+                let mut i = Interest::new(Name::from_components(comps.iter().map(|c| (8u32, c.as_slice()))));
+                (i.can_be_prefix, i.must_be_fresh, i.nonce, i.lifetime_ms, i.hop_limit) = (cbp, mbf, nonce, life, hop);
+                if hint {
+                    let mut h = Vec::new();
+                    write_tlv(&mut h, NAME, &[8, 1, b'h']);
+                    i.forwarding_hint = Some(Bytes::from(h));
+                }
+                i.params_tail = params.map(|p| {
+                    let mut t = Vec::new();
+                    write_tlv(&mut t, APPLICATION_PARAMETERS, &p);
+                    Bytes::from(t)
+                });
+                i
+            })
+    }
+
     #[test]
     fn decodes_and_reencodes_byte_exact() {
         let mut i = Interest::new("/a/b".parse().unwrap());
@@ -317,6 +352,16 @@ mod tests {
             i.can_be_prefix = cbp; i.must_be_fresh = mbf; i.nonce = nonce; i.lifetime_ms = life; i.hop_limit = hop;
             let w = i.encode();
             prop_assert_eq!(Interest::decode(&w).unwrap(), i);
+        }
+
+        /// Decoding in place over an earlier Interest (of any fields, parameters
+        /// included) replaces every field: the result is the Interest decoded afresh.
+        #[test]
+        fn decode_into_replaces_every_field(a in any_interest(), b in any_interest()) {
+            let mut slot = a;
+            let w = b.encode();
+            slot.decode_into(&w).unwrap();
+            prop_assert_eq!(slot, b);
         }
 
         /// What an application sends without parameters (every field in its

@@ -160,15 +160,41 @@ impl Name {
     /// them gained 3–5 % in the worst case (docs/PERFORMANCE.md).
     #[inline(always)]
     pub fn from_value(value: Bytes) -> Result<Self, WireError> {
-        if value.len() > u16::MAX as usize {
+        let mut name = Name::default();
+        name.set_value(value)?;
+        Ok(name)
+    }
+
+    /// [`Name::from_value`] into `self`, in place: a packet decoded into its slot
+    /// of the engine's burst list is never copied, and a copy read right after
+    /// the component loop wrote the end offsets one by one stalls the pipeline
+    /// (store forwarding). On an error `self` becomes the root name.
+    #[inline(always)]
+    pub fn set_value(&mut self, value: Bytes) -> Result<(), WireError> {
+        match self.set_ends(&value) {
+            Ok(len) => {
+                self.len = len;
+                self.value = value;
+                Ok(())
+            }
+            Err(e) => {
+                *self = Name::root();
+                Err(e)
+            }
+        }
+    }
+
+    /// Validates every component of `buf` (a Name's TLV-VALUE), records the end
+    /// offsets of the first ones in `self.ends`, and returns the count.
+    #[inline(always)]
+    fn set_ends(&mut self, buf: &[u8]) -> Result<u16, WireError> {
+        if buf.len() > u16::MAX as usize {
             return Err(WireError::TooLarge);
         }
-        let buf = &value[..];
         let mut pos = 0;
-        let mut ends = [0u16; INLINE_COMPONENTS];
         let mut n = 0;
         while pos < buf.len() && n < INLINE_COMPONENTS {
-            ends[n] = component_end(buf, &mut pos)?;
+            self.ends[n] = component_end(buf, &mut pos)?;
             n += 1;
         }
         while pos < buf.len() {
@@ -178,7 +204,7 @@ impl Name {
             }
             n += 1;
         }
-        Ok(Name { value, ends, len: n as u16 })
+        Ok(n as u16)
     }
 
     /// Parses a whole Name element (type and length included).
@@ -643,6 +669,25 @@ mod tests {
     }
 
     proptest! {
+        /// A name parsed in place over another (longer or shorter, past the
+        /// inline table or not) is the name parsed afresh, components included;
+        /// a failed parse leaves the root name.
+        #[test]
+        fn set_value_over_another_name(first in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..3), 0..20),
+                                       second in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..3), 0..20)) {
+            let encode = |c: &Vec<Vec<u8>>| Name::from_components(c.iter().map(|v| (8u32, v.as_slice()))).value().clone();
+            let mut n = Name::from_value(encode(&first)).unwrap();
+            n.set_value(encode(&second)).unwrap();
+            let fresh = Name::from_value(encode(&second)).unwrap();
+            prop_assert_eq!(n.len(), fresh.len());
+            prop_assert_eq!(n.component_ends().collect::<Vec<_>>(), fresh.component_ends().collect::<Vec<_>>());
+            prop_assert_eq!(&n, &fresh);
+            let mut bad = encode(&first).to_vec();
+            bad.push(8);
+            prop_assert!(n.set_value(Bytes::from(bad)).is_err());
+            prop_assert_eq!((n.len(), n.value().len()), (0, 0));
+        }
+
         /// Names on both sides of the inline table's size decode to the same
         /// components, and a truncated last component is an error wherever it falls.
         #[test]
