@@ -52,15 +52,68 @@ pub struct Outgoing {
     pub pkt: Bytes,
 }
 
-/// A decoded packet of a burst. `lp` indexes the burst's [`Linked`] list when the
-/// packet came in an LpPacket; a bare packet, the common case, has none, and an
-/// Interest's encoding is then the received packet itself. Keeping the rare link
-/// fields out of line keeps `Parsed` small, so filling the burst's list moves fewer
-/// bytes. `keys` are the name's, made once as the burst is decoded.
+/// A decoded packet of a burst. An Interest or Data lies in its [`Slots`] list,
+/// at `slot`. `lp` indexes the burst's [`Linked`] list when the packet came in an
+/// LpPacket; a bare packet, the common case, has none, and an Interest's
+/// encoding is then the received packet itself. Keeping the decoded packets and
+/// the rare link fields out of line keeps `Parsed` small, so filling the burst's
+/// list moves few bytes. `keys` are the name's, made once as the burst is decoded.
 enum Parsed {
-    Interest { interest: Interest, lp: Option<usize>, keys: Keys },
-    Data { data: Data, lp: Option<usize>, keys: Keys },
+    Interest { slot: usize, lp: Option<usize>, keys: Keys },
+    Data { slot: usize, lp: Option<usize>, keys: Keys },
     Nack { interest: Interest, reason: NackReason },
+}
+
+/// The Interests and Data of a burst, each decoded in place into a slot kept
+/// from burst to burst: the burst's `k`th Interest overwrites the `k`th Interest
+/// slot. Nothing is built first and then copied in: a copy of a decoded packet,
+/// read right after its fields were written one by one, stalls on store
+/// forwarding, and so did pushing a placeholder to decode into (measured in
+/// docs/PERFORMANCE.md). Slots grow to the largest burst and stay.
+#[derive(Default)]
+struct Slots {
+    interests: Vec<Interest>,
+    data: Vec<Data>,
+    /// How many of each list the burst has filled.
+    used: (usize, usize),
+}
+
+impl Slots {
+    /// The burst's next Interest slot.
+    #[inline(always)]
+    fn next_interest(&mut self) -> (usize, &mut Interest) {
+        let k = self.used.0;
+        if k == self.interests.len() {
+            self.interests.push(Interest::new(Name::root()));
+        }
+        (k, &mut self.interests[k])
+    }
+
+    /// The burst's next Data slot.
+    #[inline(always)]
+    fn next_data(&mut self) -> (usize, &mut Data) {
+        let k = self.used.1;
+        if k == self.data.len() {
+            self.data.push(Data::default());
+        }
+        (k, &mut self.data[k])
+    }
+
+    /// Ends the burst: the filled slots let go of the buffers their packets
+    /// viewed (an idle forwarder pins none) and are free again.
+    fn release(&mut self) {
+        for i in &mut self.interests[..self.used.0] {
+            i.name = Name::root();
+            i.forwarding_hint = None;
+            i.params_tail = None;
+        }
+        for d in &mut self.data[..self.used.1] {
+            d.name = Name::root();
+            d.final_block_id = None;
+            d.wire = Bytes::new();
+        }
+        self.used = (0, 0);
+    }
 }
 
 /// A received name's hash by the forwarder's [`NameHasher`] (the PCCT's and the
@@ -119,6 +172,7 @@ pub struct Forwarder<F: FibSource = Fib> {
     rng: fastrand::Rng,
     /// The burst's decoded packets, each with its index in the input.
     parsed: Vec<(usize, Parsed)>,
+    slots: Slots,
     linked: Vec<Linked>,
     expired: Vec<trajan_tables::PitEntry>,
     localhost: Name,
@@ -149,6 +203,7 @@ impl<F: FibSource> Forwarder<F> {
             names,
             rng: fastrand::Rng::with_seed(cfg.seed),
             parsed: Vec::with_capacity(64),
+            slots: Slots::default(),
             linked: Vec::new(),
             expired: Vec::new(),
             localhost: "/localhost".parse().expect("static name"),
@@ -194,22 +249,24 @@ impl<F: FibSource> Forwarder<F> {
     /// LpPacket it takes the fragment, a view; the caller keeps the rest.)
     pub fn process_burst(&mut self, now_ms: u64, input: &mut [(FaceId, Bytes)], out: &mut Vec<Outgoing>) {
         let mut parsed = std::mem::take(&mut self.parsed);
+        let mut slots = std::mem::take(&mut self.slots);
         let mut linked = std::mem::take(&mut self.linked);
         parsed.clear();
         linked.clear();
         for (at, (face, pkt)) in input.iter_mut().enumerate() {
-            match decode(at, pkt, &mut parsed, &mut linked) {
+            match decode(at, pkt, &mut parsed, &mut slots, &mut linked) {
                 Ok(()) => {
                     // Hash the name once for every table. The PCCT's index is the
                     // table most likely to miss in cache (it holds the most
                     // names): start its loads now, to arrive while the packets
                     // before this one are processed.
                     match parsed.last_mut() {
-                        Some((i, Parsed::Interest { interest, keys, .. })) if *i == at => {
-                            keys.name = self.names.full(&interest.name);
+                        Some((i, Parsed::Interest { slot, keys, .. })) if *i == at => {
+                            keys.name = self.names.full(&slots.interests[*slot].name);
                             self.pcct.prefetch(keys.name);
                         }
-                        Some((i, Parsed::Data { data, keys, .. })) if *i == at => {
+                        Some((i, Parsed::Data { slot, keys, .. })) if *i == at => {
+                            let data = &slots.data[*slot];
                             let key = self.names.key(&data.name);
                             *keys = Keys { name: key.full, cs: self.pcct.cs.prefetch_insert(&data.name, &key) };
                         }
@@ -235,7 +292,8 @@ impl<F: FibSource> Forwarder<F> {
                 continue;
             }
             match p {
-                Parsed::Interest { interest, lp, keys } => {
+                Parsed::Interest { slot, lp, keys } => {
+                    let interest = &mut slots.interests[*slot];
                     let (wire, lp) = match lp {
                         Some(k) => {
                             let Linked { headers, fragment } = &mut linked[*k];
@@ -250,10 +308,10 @@ impl<F: FibSource> Forwarder<F> {
                         }
                     }
                 }
-                Parsed::Data { data, lp, keys } => {
+                Parsed::Data { slot, lp, keys } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
                     let lp = lp.map_or(&NO_HEADERS, |k| &linked[k].headers);
-                    self.on_data(now_ms, face, data, lp, *keys, out)
+                    self.on_data(now_ms, face, &mut slots.data[*slot], lp, *keys, out)
                 }
                 Parsed::Nack { interest, reason } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
@@ -264,8 +322,10 @@ impl<F: FibSource> Forwarder<F> {
         self.forward_waiting(now_ms, &mut waiting, out);
         drop(waiting);
         parsed.clear();
+        slots.release();
         linked.clear();
         self.parsed = parsed;
+        self.slots = slots;
         self.linked = linked;
     }
 
@@ -622,33 +682,27 @@ fn remember_nonces(dead: &mut DeadNonceList, names: &NameHasher, entry: &trajan_
 }
 
 /// Decodes one received packet, input number `at`: an LpPacket (or bare packet)
-/// holding an Interest, Data or Nack, appended to `parsed`, with an LpPacket's
-/// headers in `linked`. An IDLE LpPacket or a fragment the face should have
-/// reassembled appends nothing (dropped silently, not malformed). A Data takes
-/// its buffer (`pkt`, or the LpPacket's fragment) with it.
-fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, linked: &mut Vec<Linked>) -> Result<(), WireError> {
-    // A bare Interest or Data is decoded straight from the packet: no LpPacket to
-    // build, and no second look at its type.
+/// holding an Interest, Data or Nack, appended to `parsed`, an Interest or Data
+/// into its slot, with an LpPacket's headers in `linked`. An IDLE LpPacket or a
+/// fragment the face should have reassembled appends nothing (dropped silently,
+/// not malformed). A Data takes its buffer (`pkt`, or the LpPacket's fragment)
+/// with it.
+fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<Linked>) -> Result<(), WireError> {
+    // A bare Interest or Data is decoded straight from the packet into its slot:
+    // no LpPacket to build, no second look at its type, no copy.
     match first_type(pkt)? {
         Some(INTEREST) => {
-            // Decoded in its slot of the list: see `Interest::decode_into`.
-            parsed.push((at, Parsed::Interest { interest: Interest::new(Name::root()), lp: None, keys: Keys::default() }));
-            if let Some((_, Parsed::Interest { interest, .. })) = parsed.last_mut() {
-                if let Err(e) = interest.decode_into(pkt) {
-                    parsed.pop();
-                    return Err(e);
-                }
-            }
+            let (slot, interest) = slots.next_interest();
+            interest.decode_into(pkt)?;
+            slots.used.0 += 1;
+            parsed.push((at, Parsed::Interest { slot, lp: None, keys: Keys::default() }));
             return Ok(());
         }
         Some(DATA) => {
-            parsed.push((at, Parsed::Data { data: Data::default(), lp: None, keys: Keys::default() }));
-            if let Some((_, Parsed::Data { data, .. })) = parsed.last_mut() {
-                if let Err(e) = data.decode_into(std::mem::take(pkt)) {
-                    parsed.pop();
-                    return Err(e);
-                }
-            }
+            let (slot, data) = slots.next_data();
+            data.decode_into(std::mem::take(pkt))?;
+            slots.used.1 += 1;
+            parsed.push((at, Parsed::Data { slot, lp: None, keys: Keys::default() }));
             return Ok(());
         }
         _ => {}
@@ -661,15 +715,20 @@ fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, linked:
     let typ = first_type(&fragment)?;
     let p = match typ {
         Some(INTEREST) => {
-            let interest = Interest::decode(&fragment)?;
             if let Some(reason) = lp.headers.nack {
-                parsed.push((at, Parsed::Nack { interest, reason }));
+                parsed.push((at, Parsed::Nack { interest: Interest::decode(&fragment)?, reason }));
                 return Ok(());
             }
-            Parsed::Interest { interest, lp: Some(linked.len()), keys: Keys::default() }
+            let (slot, interest) = slots.next_interest();
+            interest.decode_into(&fragment)?;
+            slots.used.0 += 1;
+            Parsed::Interest { slot, lp: Some(linked.len()), keys: Keys::default() }
         }
         Some(DATA) if lp.headers.nack.is_none() => {
-            Parsed::Data { data: Data::from_wire(std::mem::take(&mut fragment))?, lp: Some(linked.len()), keys: Keys::default() }
+            let (slot, data) = slots.next_data();
+            data.decode_into(std::mem::take(&mut fragment))?;
+            slots.used.1 += 1;
+            Parsed::Data { slot, lp: Some(linked.len()), keys: Keys::default() }
         }
         Some(t) => return Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
         None => return Err(WireError::Truncated),

@@ -431,3 +431,18 @@ fn a_burst_takes_effect_in_arrival_order() {
     let out = run(&mut f, 2, burst.clone());
     assert_eq!(out.iter().map(|o| o.pkt.clone()).collect::<Vec<_>>(), burst.into_iter().map(|(_, p)| p).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_burst_keeps_no_view_of_its_packets_once_processed() {
+    // The decoded Interests and Data live in slots reused by the next burst; an
+    // idle forwarder must not pin the buffers of packets it dropped.
+    let mut f = forwarder();
+    let scoped = interest("/localhost/x", 1).encode();
+    let unsolicited = data("/a/unsolicited", None);
+    let (keep_interest, keep_data) = (scoped.clone(), unsolicited.clone());
+    let out = run(&mut f, 0, vec![(CONSUMER, scoped), (PRODUCER, unsolicited)]);
+    assert!(out.is_empty());
+    assert_eq!((f.counters.scope_violations, f.counters.unsolicited_data), (1, 1));
+    assert!(keep_interest.is_unique(), "the Interest's slot still views its buffer");
+    assert!(keep_data.is_unique(), "the Data's slot still views its buffer");
+}
