@@ -94,13 +94,12 @@ impl Data {
     }
 
     /// [`Data::decode`] of a buffer the caller gives up, which the Data keeps as
-    /// its `wire` without taking a reference of its own: the engine decodes each
-    /// received Data this way, one atomic reference count increment and decrement
-    /// less per packet.
+    /// its `wire` without taking a reference of its own: one atomic reference
+    /// count increment and decrement less per packet. The engine's burst decoder
+    /// does the same with [`Data::decode_into`], into a slot it keeps.
     ///
-    /// Always inlined: the engine's burst decoder then wraps the Data it returns
-    /// without a copy of the struct in between (callgrind: one memcpy per packet less).
-    /// Only the common shape's decoder is inlined; any other packet takes a call.
+    /// Both are always inlined; within them only the common shape's decoder is,
+    /// and any other packet takes a call.
     #[inline(always)]
     pub fn from_wire(wire: Bytes) -> Result<Self, WireError> {
         let mut data = Data::default();

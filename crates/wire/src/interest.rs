@@ -110,9 +110,10 @@ impl Interest {
     /// Decodes a whole Interest element. Only the parts the Interest keeps (the
     /// name, a ForwardingHint, the parameters) become `Bytes` views of `wire`.
     ///
-    /// Always inlined: the engine's burst decoder then wraps the Interest it returns
-    /// without a copy of the struct in between (callgrind: one memcpy per packet less).
-    /// Only the common shape's decoder is inlined; any other packet takes a call.
+    /// The engine's burst decoder uses [`Interest::decode_into`] instead, which
+    /// decodes into a slot it keeps rather than into a new Interest to be moved.
+    /// Both are always inlined; within them only the common shape's decoder is,
+    /// and any other packet takes a call.
     #[inline(always)]
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
         let mut interest = Interest::new(Name::root());
