@@ -79,24 +79,29 @@ struct Slots {
 }
 
 impl Slots {
-    /// The burst's next Interest slot.
+    /// Decodes an Interest into the burst's next Interest slot and returns the
+    /// slot; a packet that fails to decode takes none.
     #[inline(always)]
-    fn next_interest(&mut self) -> (usize, &mut Interest) {
+    fn decode_interest(&mut self, wire: &Bytes) -> Result<usize, WireError> {
         let k = self.used.0;
         if k == self.interests.len() {
             self.interests.push(Interest::new(Name::root()));
         }
-        (k, &mut self.interests[k])
+        self.interests[k].decode_into(wire)?;
+        self.used.0 += 1;
+        Ok(k)
     }
 
-    /// The burst's next Data slot.
+    /// [`Slots::decode_interest`] for a Data, which takes its buffer.
     #[inline(always)]
-    fn next_data(&mut self) -> (usize, &mut Data) {
+    fn decode_data(&mut self, wire: Bytes) -> Result<usize, WireError> {
         let k = self.used.1;
         if k == self.data.len() {
             self.data.push(Data::default());
         }
-        (k, &mut self.data[k])
+        self.data[k].decode_into(wire)?;
+        self.used.1 += 1;
+        Ok(k)
     }
 
     /// Ends the burst: the filled slots let go of the buffers their packets
@@ -692,16 +697,12 @@ fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: 
     // no LpPacket to build, no second look at its type, no copy.
     match first_type(pkt)? {
         Some(INTEREST) => {
-            let (slot, interest) = slots.next_interest();
-            interest.decode_into(pkt)?;
-            slots.used.0 += 1;
+            let slot = slots.decode_interest(pkt)?;
             parsed.push((at, Parsed::Interest { slot, lp: None, keys: Keys::default() }));
             return Ok(());
         }
         Some(DATA) => {
-            let (slot, data) = slots.next_data();
-            data.decode_into(std::mem::take(pkt))?;
-            slots.used.1 += 1;
+            let slot = slots.decode_data(std::mem::take(pkt))?;
             parsed.push((at, Parsed::Data { slot, lp: None, keys: Keys::default() }));
             return Ok(());
         }
@@ -719,16 +720,10 @@ fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: 
                 parsed.push((at, Parsed::Nack { interest: Interest::decode(&fragment)?, reason }));
                 return Ok(());
             }
-            let (slot, interest) = slots.next_interest();
-            interest.decode_into(&fragment)?;
-            slots.used.0 += 1;
-            Parsed::Interest { slot, lp: Some(linked.len()), keys: Keys::default() }
+            Parsed::Interest { slot: slots.decode_interest(&fragment)?, lp: Some(linked.len()), keys: Keys::default() }
         }
         Some(DATA) if lp.headers.nack.is_none() => {
-            let (slot, data) = slots.next_data();
-            data.decode_into(std::mem::take(&mut fragment))?;
-            slots.used.1 += 1;
-            Parsed::Data { slot, lp: Some(linked.len()), keys: Keys::default() }
+            Parsed::Data { slot: slots.decode_data(std::mem::take(&mut fragment))?, lp: Some(linked.len()), keys: Keys::default() }
         }
         Some(t) => return Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
         None => return Err(WireError::Truncated),

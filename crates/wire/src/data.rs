@@ -42,8 +42,8 @@ pub struct Data {
 /// Each field is one type-byte comparison at the place the format puts it; the
 /// name is only located.
 ///
-/// Only scalars and places: [`Data::from_wire`] then builds the Data once, in
-/// its result; a decoder that returned the decoded name and fields for it to
+/// Only scalars and places: [`Data::decode_into`] then writes them into the
+/// Data it decodes into; a decoder that returned the decoded name and fields for it to
 /// rewrap made the engine slower (docs/PERFORMANCE.md; the reason is as for
 /// the Interest's common shape).
 struct CommonShape {
@@ -108,8 +108,8 @@ impl Data {
     }
 
     /// [`Data::from_wire`] into `self`, in place, every field replaced: the
-    /// engine decodes each received Data into its slot of the burst's list, so
-    /// the decoded struct is never copied (see `Interest::decode_into`). On an
+    /// engine decodes each received Data into a slot it keeps from burst to
+    /// burst, so the decoded struct is never copied (see `Interest::decode_into`). On an
     /// error `self` holds no useful value.
     #[inline(always)]
     pub fn decode_into(&mut self, wire: Bytes) -> Result<(), WireError> {

@@ -37,8 +37,8 @@ pub struct Interest {
 /// ForwardingHint, no parameters, nothing unknown). Each field is one type-byte
 /// comparison at the place the format puts it; the name is only located.
 ///
-/// Only scalars and the name's place: [`Interest::decode`] then builds the
-/// Interest once, in its result. A decoder that returned a whole
+/// Only scalars and the name's place: [`Interest::decode_into`] then writes
+/// them into the Interest it decodes into. A decoder that returned a whole
 /// `Option<Interest>` for it to rewrap made the engine no faster despite fewer
 /// instructions (docs/PERFORMANCE.md): the rewrap copies the struct with wide
 /// loads right after its fields were written one by one, which store forwarding
@@ -122,8 +122,8 @@ impl Interest {
     }
 
     /// [`Interest::decode`] into `self`, in place, every field replaced: the
-    /// engine decodes each received Interest into its slot of the burst's list,
-    /// so the decoded struct is never copied (a copy read right after the fields
+    /// engine decodes each received Interest into a slot it keeps from burst to
+    /// burst, so the decoded struct is never copied (a copy read right after the fields
     /// were written one by one stalls the pipeline: store forwarding cannot
     /// serve it). On an error `self` holds no useful value.
     #[inline(always)]

@@ -165,8 +165,8 @@ impl Name {
         Ok(name)
     }
 
-    /// [`Name::from_value`] into `self`, in place: a packet decoded into its slot
-    /// of the engine's burst list is never copied, and a copy read right after
+    /// [`Name::from_value`] into `self`, in place: a packet the engine decodes
+    /// into a slot it keeps is never copied, and a copy read right after
     /// the component loop wrote the end offsets one by one stalls the pipeline
     /// (store forwarding). On an error `self` becomes the root name.
     #[inline(always)]
