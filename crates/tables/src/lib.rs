@@ -15,6 +15,7 @@ mod huge;
 mod ilist;
 mod line_index;
 mod slab;
+mod ways;
 
 pub mod cs;
 pub mod dead_nonce;

@@ -12,6 +12,7 @@
 //! along the removed entry's probe path.
 
 use crate::fib::prefetch;
+use crate::ways::ways_equal;
 
 /// Entries per bucket: 7 × (4-byte tag + 4-byte value) + the passing count fill 60 bytes.
 const WAYS: usize = 7;
@@ -44,36 +45,6 @@ impl Bucket {
     fn vacant(&self) -> u32 {
         ways_equal(&self.vals, EMPTY)
     }
-}
-
-/// Bit `w` set for each of the seven words equal to `key`, found at once.
-#[inline]
-fn ways_equal(words: &[u32; WAYS], key: u32) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_set1_epi32};
-        // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are
-        // available; the two unaligned 16-byte loads read `words[0..4]` and
-        // `words[3..7]`, both inside `words` (7 × 4 bytes).
-        unsafe {
-            let key = _mm_set1_epi32(key as i32);
-            let lo = _mm_loadu_si128(words.as_ptr().cast());
-            let hi = _mm_loadu_si128(words.as_ptr().add(WAYS - 4).cast());
-            let lo = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, key))) as u32;
-            let hi = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, key))) as u32;
-            lo | hi << (WAYS - 4)
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        ways_equal_each(words, key)
-    }
-}
-
-/// [`ways_equal`] one word at a time: the definition, and what other targets run.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn ways_equal_each(words: &[u32; WAYS], key: u32) -> u32 {
-    words.iter().enumerate().filter(|&(_, &w)| w == key).fold(0, |m, (w, _)| m | 1 << w)
 }
 
 /// The most entries per way (numerator, denominator) before the table doubles.
@@ -236,6 +207,7 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ways::ways_equal_each;
     use proptest::prelude::*;
     use std::collections::HashMap;
 
@@ -311,13 +283,13 @@ mod tests {
     }
 
     proptest! {
-        /// The ways found at once are those a one-by-one comparison finds,
-        /// with words drawn from a small set (EMPTY among them) so several match.
+        /// A bucket's matching and vacant ways are those a one-by-one
+        /// comparison finds, with words drawn from a small set (EMPTY among
+        /// them) so several match.
         #[test]
-        fn equal_ways_agree_with_each_way(picks in proptest::array::uniform7(0usize..4), key in 0usize..4) {
+        fn bucket_ways_agree_with_each_way(picks in proptest::array::uniform7(0usize..4), key in 0usize..4) {
             let set = [0, 1, 0x8000_0000, EMPTY];
             let words = picks.map(|p| set[p]);
-            prop_assert_eq!(ways_equal(&words, set[key]), ways_equal_each(&words, set[key]));
             let bucket = Bucket { tags: words, vals: words, passing: 0 };
             prop_assert_eq!(bucket.matching(set[key]), ways_equal_each(&words, set[key]));
             prop_assert_eq!(bucket.vacant(), ways_equal_each(&words, EMPTY));

@@ -12,6 +12,7 @@
 use super::arena::{PrefixArena, PrefixRef};
 use super::nexthops::SetId;
 use crate::name_hash::{mix, reduce};
+use crate::ways::ways_equal;
 
 const SLOTS: usize = 5;
 /// Salt of the bucket choice (see [`crate::name_hash::mix`]).
@@ -30,6 +31,17 @@ struct Bucket {
     refs: [PrefixRef; SLOTS],
     /// Index of the overflow bucket, 0 for none (bucket 0 is primary, never a target).
     next: u32,
+}
+
+impl Bucket {
+    /// Bit `i` set for each used slot `i` whose stored hash is `hash`, found at
+    /// once: a slot-by-slot scan ended at a place that follows where the match
+    /// sits, a branch the core mispredicted about once per probe.
+    #[inline(always)]
+    fn matching(&self, hash: u32) -> u32 {
+        const ALL: u32 = (1 << SLOTS) - 1;
+        ways_equal(&self.tags, hash) & !ways_equal(&self.refs, 0) & ALL
+    }
 }
 
 /// Where an entry sits, for updates.
@@ -82,7 +94,8 @@ impl PrefixTable {
     #[inline]
     pub fn first_match(&self, hash: u32) -> Option<PrefixRef> {
         let b = &self.buckets[self.home(hash)];
-        (0..SLOTS).take_while(|&i| b.refs[i] != 0).find(|&i| b.tags[i] == hash).map(|i| b.refs[i])
+        let hits = b.matching(hash);
+        (hits != 0).then(|| b.refs[hits.trailing_zeros() as usize])
     }
 
     /// The entry for the prefix with hash `hash` and encoded bytes `key`.
@@ -98,15 +111,18 @@ impl PrefixTable {
         let mut b = self.home(hash);
         loop {
             let bucket = &self.buckets[b];
-            for i in 0..SLOTS {
-                if bucket.refs[i] == 0 {
-                    return None;
-                }
-                if bucket.tags[i] == hash && arena.bytes(bucket.refs[i]) == key {
+            // Usually one way matches (the prefix) or none (a filter false
+            // positive); only a 32-bit hash collision makes two.
+            let mut hits = bucket.matching(hash);
+            while hits != 0 {
+                let i = hits.trailing_zeros() as usize;
+                hits &= hits - 1;
+                if arena.bytes(bucket.refs[i]) == key {
                     return Some(Slot { bucket: b, slot: i });
                 }
             }
-            if bucket.next == 0 {
+            // A chain goes on only past a full bucket (its entries are contiguous).
+            if bucket.refs[SLOTS - 1] == 0 || bucket.next == 0 {
                 return None;
             }
             b = bucket.next as usize;
@@ -254,6 +270,25 @@ mod tests {
         assert_eq!(t.len(), 8);
         assert_eq!(t.iter().count(), 8);
         assert!(t.overflow_buckets() <= 1, "emptied overflow buckets are unlinked");
+    }
+
+    /// Free slots keep whatever tag they had (zero, or a removed entry's):
+    /// only used slots may match, and a chain goes on past full buckets only.
+    #[test]
+    fn free_slots_never_match() {
+        let mut arena = PrefixArena::default();
+        let mut t = PrefixTable::with_capacity(3);
+        let (a, b) = (arena.push(b"a"), arena.push(b"b"));
+        t.insert(Entry { hash: 0, set: 1, prefix: a });
+        assert_eq!(t.find(0, b"a", &arena).map(|e| e.set), Some(1));
+        assert_eq!(t.find(0, b"b", &arena), None, "empty slots' zero tags are not entries");
+        assert_eq!(t.first_match(0), Some(a));
+        t.insert(Entry { hash: 7, set: 2, prefix: b });
+        let s = t.locate(7, b"b", &arena).unwrap();
+        t.remove(s);
+        assert_eq!(t.find(7, b"b", &arena), None, "a removed entry's stale tag does not match");
+        assert_eq!(t.first_match(7), None);
+        assert_eq!(t.find(0, b"a", &arena).map(|e| e.set), Some(1));
     }
 
     #[test]
