@@ -53,7 +53,8 @@ pub struct Outgoing {
 }
 
 /// A decoded packet of a burst. An Interest or Data lies in its [`Slots`] list,
-/// at `slot`. `lp` indexes the burst's [`Linked`] list when the packet came in an
+/// at `slot` (a Nack's Interest in the Interest list too, so that no variant
+/// holds a whole packet and the burst's list stays a few cache lines). `lp` indexes the burst's [`Linked`] list when the packet came in an
 /// LpPacket; a bare packet, the common case, has none, and an Interest's
 /// encoding is then the received packet itself. Keeping the decoded packets and
 /// the rare link fields out of line keeps `Parsed` small, so filling the burst's
@@ -61,7 +62,7 @@ pub struct Outgoing {
 enum Parsed {
     Interest { slot: usize, lp: Option<usize>, keys: Keys },
     Data { slot: usize, lp: Option<usize>, keys: Keys },
-    Nack { interest: Interest, reason: NackReason },
+    Nack { slot: usize, reason: NackReason },
 }
 
 /// The Interests and Data of a burst, each decoded in place into a slot kept
@@ -318,9 +319,9 @@ impl<F: FibSource> Forwarder<F> {
                     let lp = lp.map_or(&NO_HEADERS, |k| &linked[k].headers);
                     self.on_data(now_ms, face, &mut slots.data[*slot], lp, *keys, out)
                 }
-                Parsed::Nack { interest, reason } => {
+                Parsed::Nack { slot, reason } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
-                    self.on_nack(now_ms, face, interest, *reason, out)
+                    self.on_nack(now_ms, face, &slots.interests[*slot], *reason, out)
                 }
             }
         }
@@ -717,7 +718,7 @@ fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: 
     let p = match typ {
         Some(INTEREST) => {
             if let Some(reason) = lp.headers.nack {
-                parsed.push((at, Parsed::Nack { interest: Interest::decode(&fragment)?, reason }));
+                parsed.push((at, Parsed::Nack { slot: slots.decode_interest(&fragment)?, reason }));
                 return Ok(());
             }
             Parsed::Interest { slot: slots.decode_interest(&fragment)?, lp: Some(linked.len()), keys: Keys::default() }

@@ -271,6 +271,21 @@ fn best_route_tries_next_hop_on_nack_then_gives_up() {
     assert_eq!(f.pcct.pit.len(), 0);
 }
 
+/// A Nack's Interest takes an Interest slot of the burst: Interests decoded
+/// before and after it in the same burst keep their own, and each packet takes
+/// effect in arrival order.
+#[test]
+fn a_nack_between_interests_of_one_burst() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+    run(&mut f, 0, vec![(CONSUMER, interest("/a/n", 5).encode())]);
+    let nack = LpPacket::wrap(&interest("/a/n", 5).encode(), &LpHeaders { nack: Some(NackReason::Congestion), ..Default::default() });
+    let out = run(&mut f, 1, vec![(CONSUMER, interest("/a/x", 6).encode()), (PRODUCER, nack), (CONSUMER2, interest("/a/y", 7).encode())]);
+    let sent: Vec<(u32, Name)> = out.iter().map(|o| (o.face, decode(o).0.expect("an Interest").name)).collect();
+    assert_eq!(sent, [(PRODUCER, name("/a/x")), (PRODUCER2, name("/a/n")), (PRODUCER, name("/a/y"))]);
+    assert_eq!(f.pcct.pit.len(), 3);
+}
+
 #[test]
 fn multicast_forwards_to_every_next_hop() {
     let mut f = forwarder();
