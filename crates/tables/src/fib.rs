@@ -540,11 +540,12 @@ impl Fib {
     /// with the answers [`Fib::lpm`] gives. Lookups are software-pipelined, the
     /// burst processing of the design guide: a lookup is a chain of dependent
     /// cache misses (filter block → bucket → prefix bytes for the PBF variants,
-    /// buckets → prefix bytes for `hash`), so each name goes through one step per
-    /// [`BURST_STAGE`] names — hash it and prefetch the first line(s), then read
-    /// those and prefetch the next — and is looked up once its lines have had time
-    /// to arrive. The misses of several names thus overlap instead of each name
-    /// waiting for its own. Prefetches are hints: answers never depend on them.
+    /// buckets → prefix bytes for `hash`), so the names go through in groups of
+    /// [`BURST_STAGE`], step by step — hash each and prefetch its first line(s),
+    /// then read those and prefetch the next — and each is looked up once its
+    /// lines have had time to arrive. The misses of several names thus overlap
+    /// instead of each name waiting for its own. Prefetches are hints: answers
+    /// never depend on them.
     pub fn lpm_burst<N: Borrow<Name>>(&self, names: &[N], mut each: impl FnMut(usize, Option<(FibPrefix<'_>, &FibEntry)>)) {
         if !self.cache_resident() {
             return self.lpm_pipelined(names, each);
@@ -559,34 +560,34 @@ impl Fib {
         }
     }
 
-    /// [`Fib::lpm_burst`]'s software pipeline, whatever the FIB's size.
+    /// [`Fib::lpm_burst`]'s software pipeline, whatever the FIB's size. The names
+    /// go through in groups of [`BURST_STAGE`], each group in four passes: hash
+    /// every name and prefetch its first line(s), then for every name read those
+    /// and prefetch the next, once more, then look every name up. Each pass is a
+    /// tight loop doing one step (a ring of names, each at its own step, spent
+    /// ≈ 100 instructions per lookup choosing the steps, docs/PERFORMANCE.md).
     pub(crate) fn lpm_pipelined<N: Borrow<Name>>(&self, names: &[N], mut each: impl FnMut(usize, Option<(FibPrefix<'_>, &FibEntry)>)) {
-        const RING: usize = 3 * BURST_STAGE;
-        let mut ring: [InFlight; RING] = Default::default();
-        for t in 0..names.len() + RING {
-            // Oldest first, so a slot is read before the newest name reuses it.
-            for (step, lag) in [(3, RING), (2, 2 * BURST_STAGE), (1, BURST_STAGE), (0, 0)] {
-                let Some(i) = t.checked_sub(lag).filter(|&i| i < names.len()) else { continue };
-                let (name, slot) = (names[i].borrow(), &mut ring[i % RING]);
-                match step {
-                    0 => {
-                        slot.hashes.fill(name, self.max_prefix_len());
-                        slot.candidate = 0;
-                    }
-                    3 => {
-                        // With a filter, step 1 already tested the lengths above its
-                        // longest "maybe" (0: none), and the filter cannot change
-                        // during the burst: the lookup starts there.
-                        let answer = match self.pbf {
-                            Some(_) => self.lpm_upto(name, &slot.hashes, slot.candidate, &mut ()),
-                            None => self.lpm_hashed(name, &slot.hashes, &mut ()),
-                        };
-                        each(i, answer);
-                        continue;
-                    }
-                    _ => {}
+        let mut group: [InFlight; BURST_STAGE] = Default::default();
+        for (g, chunk) in names.chunks(BURST_STAGE).enumerate() {
+            for (name, f) in chunk.iter().map(|n| n.borrow()).zip(group.iter_mut()) {
+                f.hashes.fill(name, self.max_prefix_len());
+                f.candidate = 0;
+                self.prefetch_step(name, f, 0);
+            }
+            for step in 1..=2 {
+                for (name, f) in chunk.iter().map(|n| n.borrow()).zip(group.iter_mut()) {
+                    self.prefetch_step(name, f, step);
                 }
-                self.prefetch_step(name, slot, step);
+            }
+            for (k, (name, f)) in chunk.iter().map(|n| n.borrow()).zip(group.iter()).enumerate() {
+                // With a filter, step 1 already tested the lengths above its
+                // longest "maybe" (0: none), and the filter cannot change
+                // during the burst: the lookup starts there.
+                let answer = match self.pbf {
+                    Some(_) => self.lpm_upto(name, &f.hashes, f.candidate, &mut ()),
+                    None => self.lpm_hashed(name, &f.hashes, &mut ()),
+                };
+                each(g * BURST_STAGE + k, answer);
             }
         }
     }
@@ -719,10 +720,11 @@ impl Fib {
 /// of the burst): a 1 K-prefix FIB is about 70 KiB.
 const CACHE_RESIDENT_BYTES: usize = 256 << 10;
 
-/// Names between two steps of a name in [`Fib::lpm_burst`]'s pipeline: enough
-/// for a prefetched line to arrive (a DRAM access is worth a few lookups'
-/// computation), few enough that it is still in L1 when used.
-pub const BURST_STAGE: usize = 8;
+/// Names [`Fib::lpm_burst`]'s pipeline takes through its passes together: the
+/// work on this many names lies between a line's prefetch and its use, enough
+/// for it to arrive (a DRAM access is worth a few lookups' computation), few
+/// enough that it is still in L1 when used.
+pub const BURST_STAGE: usize = 16;
 
 /// A name in flight through [`Fib::lpm_burst`].
 #[derive(Default)]
