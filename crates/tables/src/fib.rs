@@ -571,7 +571,7 @@ impl Fib {
         for (g, chunk) in names.chunks(BURST_STAGE).enumerate() {
             for (name, f) in chunk.iter().map(|n| n.borrow()).zip(group.iter_mut()) {
                 f.hashes.fill(name, self.max_prefix_len());
-                f.candidate = 0;
+                (f.candidate, f.first) = (0, None);
                 self.prefetch_step(name, f, 0);
             }
             for step in 1..=2 {
@@ -583,9 +583,17 @@ impl Fib {
                 // With a filter, step 1 already tested the lengths above its
                 // longest "maybe" (0: none), and the filter cannot change
                 // during the burst: the lookup starts there.
-                let answer = match self.pbf {
-                    Some(_) => self.lpm_upto(name, &f.hashes, f.candidate, &mut ()),
-                    None => self.lpm_hashed(name, &f.hashes, &mut ()),
+                let answer = match (&self.pbf, f.first) {
+                    // The entry step 2 found is the one the table would: the first
+                    // of its home bucket with the candidate's hash, when its bytes
+                    // are the candidate prefix's. Anything else (a filter false
+                    // positive, a hash collision, an entry in an overflow bucket)
+                    // takes the whole lookup from the candidate down.
+                    (Some(_), Some(e)) if self.arena.bytes(e.prefix) == name.prefix_value(f.candidate) => {
+                        Some((FibPrefix { value: self.arena.bytes(e.prefix), components: f.candidate }, self.sets.get(e.set)))
+                    }
+                    (Some(_), _) => self.lpm_upto(name, &f.hashes, f.candidate, &mut ()),
+                    (None, _) => self.lpm_hashed(name, &f.hashes, &mut ()),
                 };
                 each(g * BURST_STAGE + k, answer);
             }
@@ -612,10 +620,11 @@ impl Fib {
             // The bytes of the first entry whose stored hash matches, which the
             // lookup compares.
             (1, None) | (2, Some(_)) => {
-                let first = |j: usize| self.table.first_match(h.prefix(j)).map(|r| (r, j));
+                let first = |j: usize| self.table.first_match(h.prefix(j)).map(|e| (e, j));
                 let hit = if self.pbf.is_some() { (f.candidate != 0).then(|| first(f.candidate)).flatten() } else { lengths.find_map(first) };
-                if let Some((r, j)) = hit {
-                    self.arena.prefetch(r, name.prefix_value(j).len());
+                if let Some((e, j)) = hit {
+                    self.arena.prefetch(e.prefix, name.prefix_value(j).len());
+                    f.first = self.pbf.is_some().then_some(e);
                 }
             }
             _ => {}
@@ -733,6 +742,9 @@ struct InFlight {
     /// The filter's longest "maybe" length, 0 for none (PBF variants): no
     /// longer prefix matches, so the final lookup starts there.
     candidate: usize,
+    /// The first entry of the candidate's home bucket with its hash (PBF
+    /// variants): what the final lookup compares, without probing again.
+    first: Option<table::Entry>,
 }
 
 /// Asks the CPU to start loading the cache line of `r`. A hint: no effect on

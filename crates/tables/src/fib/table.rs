@@ -92,10 +92,13 @@ impl PrefixTable {
     /// The prefix of the first entry of `hash`'s home bucket that stores `hash`:
     /// the bytes a lookup compares first. Reads the home bucket only.
     #[inline]
-    pub fn first_match(&self, hash: u32) -> Option<PrefixRef> {
+    pub fn first_match(&self, hash: u32) -> Option<Entry> {
         let b = &self.buckets[self.home(hash)];
         let hits = b.matching(hash);
-        (hits != 0).then(|| b.refs[hits.trailing_zeros() as usize])
+        (hits != 0).then(|| {
+            let i = hits.trailing_zeros() as usize;
+            Entry { hash, set: b.sets[i], prefix: b.refs[i] }
+        })
     }
 
     /// The entry for the prefix with hash `hash` and encoded bytes `key`.
@@ -282,12 +285,12 @@ mod tests {
         t.insert(Entry { hash: 0, set: 1, prefix: a });
         assert_eq!(t.find(0, b"a", &arena).map(|e| e.set), Some(1));
         assert_eq!(t.find(0, b"b", &arena), None, "empty slots' zero tags are not entries");
-        assert_eq!(t.first_match(0), Some(a));
+        assert_eq!(t.first_match(0).map(|e| e.prefix), Some(a));
         t.insert(Entry { hash: 7, set: 2, prefix: b });
         let s = t.locate(7, b"b", &arena).unwrap();
         t.remove(s);
         assert_eq!(t.find(7, b"b", &arena), None, "a removed entry's stale tag does not match");
-        assert_eq!(t.first_match(7), None);
+        assert_eq!(t.first_match(7).map(|e| e.prefix), None);
         assert_eq!(t.find(0, b"a", &arena).map(|e| e.set), Some(1));
     }
 

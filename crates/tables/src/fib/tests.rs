@@ -32,6 +32,46 @@ fn nexthops_stay_sorted_by_cost_then_face() {
     }
 }
 
+/// Two one-component names whose prefix hashes are equal (found by the birthday
+/// bound among a few hundred thousand), so that the filter and the table's
+/// stored hash cannot tell them apart: only the bytes can.
+fn colliding_names() -> (Name, Name) {
+    // Varied random bytes: CRC32C never confuses inputs that differ only
+    // within 32 bits, such as numbered names.
+    let name = |i: u64| {
+        let x = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let bytes = [x.to_le_bytes(), x.rotate_left(29).wrapping_mul(0xbf58_476d_1ce4_e5b9).to_le_bytes()].concat();
+        Name::from_components([(8u32, &bytes[..])])
+    };
+    let mut seen = std::collections::HashMap::new();
+    for i in 0..1_000_000 {
+        if let Some(j) = seen.insert(NameHashes::new(&name(i), 1).prefix(1), i) {
+            return (name(j), name(i));
+        }
+    }
+    unreachable!("a 32-bit hash collides among a million random names")
+}
+
+/// A name whose prefix hash equals a stored prefix's is not answered with that
+/// prefix, one lookup at a time or pipelined (where the entry found by hash is
+/// compared before it is used).
+#[test]
+fn a_hash_collision_is_told_apart_by_the_bytes() {
+    let (a, b) = colliding_names();
+    assert_ne!(a, b);
+    for v in FibVariant::ALL {
+        let mut fib = Fib::with_capacity(v, 0);
+        fib.add_nexthop(&a, 1, 0);
+        let names = [b.clone(), a.clone(), n(&format!("{b}/x")), n(&format!("{a}/x"))];
+        let want = [None, Some(1), None, Some(1)];
+        let lpm = |name: &Name| fib.lpm(name).map(|(p, _)| p.len());
+        assert_eq!(names.iter().map(lpm).collect::<Vec<_>>(), want, "variant {v}, one at a time");
+        let mut got = Vec::new();
+        fib.lpm_pipelined(&names, |_, hit| got.push(hit.map(|(p, _)| p.len())));
+        assert_eq!(got, want, "variant {v}, pipelined");
+    }
+}
+
 #[test]
 fn last_nexthop_removal_drops_entry_and_uncovers_shorter_prefix() {
     for v in FibVariant::ALL {
