@@ -54,9 +54,10 @@ pub struct Outgoing {
 
 /// A decoded packet of a burst. An Interest or Data lies in its [`Slots`] list,
 /// at `slot` (a Nack's Interest in the Interest list too, so that no variant
-/// holds a whole packet and the burst's list stays a few cache lines). `lp` indexes the burst's [`Linked`] list when the packet came in an
-/// LpPacket; a bare packet, the common case, has none, and an Interest's
-/// encoding is then the received packet itself. Keeping the decoded packets and
+/// holds a whole packet and the burst's list stays a few cache lines). `lp`
+/// indexes the burst's [`Linked`] list when the packet came in an LpPacket; a
+/// bare packet, the common case, has none, and an Interest's encoding is then
+/// the received packet itself. Keeping the decoded packets and
 /// the rare link fields out of line keeps `Parsed` small, so filling the burst's
 /// list moves few bytes. `keys` are the name's, made once as the burst is decoded.
 enum Parsed {

@@ -531,9 +531,15 @@ impl Fib {
             }
         };
         match hit {
-            Some((j, e)) => Some((FibPrefix { value: self.arena.bytes(e.prefix), components: j }, self.sets.get(e.set))),
+            Some((j, e)) => Some(self.answer(j, e)),
             None => self.root.map(|id| (FibPrefix { value: &[], components: 0 }, self.sets.get(id))),
         }
+    }
+
+    /// A lookup's answer: the `j`-component prefix stored in table entry `e`.
+    #[inline(always)]
+    fn answer(&self, j: usize, e: table::Entry) -> (FibPrefix<'_>, &FibEntry) {
+        (FibPrefix { value: self.arena.bytes(e.prefix), components: j }, self.sets.get(e.set))
     }
 
     /// Looks up a burst of names, calling `each(i, answer)` for `names[i]` in order,
@@ -589,9 +595,7 @@ impl Fib {
                     // are the candidate prefix's. Anything else (a filter false
                     // positive, a hash collision, an entry in an overflow bucket)
                     // takes the whole lookup from the candidate down.
-                    (Some(_), Some(e)) if self.arena.bytes(e.prefix) == name.prefix_value(f.candidate) => {
-                        Some((FibPrefix { value: self.arena.bytes(e.prefix), components: f.candidate }, self.sets.get(e.set)))
-                    }
+                    (Some(_), Some(e)) if self.arena.bytes(e.prefix) == name.prefix_value(f.candidate) => Some(self.answer(f.candidate, e)),
                     (Some(_), _) => self.lpm_upto(name, &f.hashes, f.candidate, &mut ()),
                     (None, _) => self.lpm_hashed(name, &f.hashes, &mut ()),
                 };

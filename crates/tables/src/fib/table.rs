@@ -89,8 +89,8 @@ impl PrefixTable {
         super::prefetch(&self.buckets[self.home(hash)]);
     }
 
-    /// The prefix of the first entry of `hash`'s home bucket that stores `hash`:
-    /// the bytes a lookup compares first. Reads the home bucket only.
+    /// The first entry of `hash`'s home bucket that stores `hash`: the one whose
+    /// bytes a lookup compares first. Reads the home bucket only.
     #[inline]
     pub fn first_match(&self, hash: u32) -> Option<Entry> {
         let b = &self.buckets[self.home(hash)];
