@@ -289,10 +289,8 @@ impl Cs {
             Some(Slot::Parent(p)) => self.drop_parent(p),
             Some(Slot::Pending(_)) | None => {}
         }
-        while self.direct.len() >= self.capacity {
-            self.evict_lru();
-        }
-        let entry = Direct {
+        debug_assert!(self.direct.len() <= self.capacity, "set_capacity evicts down to the capacity");
+        let entry = |links| Direct {
             wire: data.wire.clone(),
             name: at,
             tag,
@@ -301,10 +299,26 @@ impl Cs {
             fresh_until,
             indirect: [NIL; MAX_INDIRECT],
             indirect_tags: [0; MAX_INDIRECT],
-            links: Links::default(),
+            links,
         };
-        let idx = self.direct.insert(entry).idx;
-        self.lru.push_front(&mut self.direct, idx);
+        let idx = match self.lru.tail().filter(|_| self.direct.len() == self.capacity) {
+            // A full store: the least recently used packet's slot takes the new
+            // one in place (out of the index, then overwritten and moved to the
+            // front), rather than being freed and taken again from the slab.
+            Some(victim) => {
+                self.unindex(victim);
+                let d = self.direct.at_mut(victim);
+                *d = entry(d.links);
+                self.touch(victim);
+                self.prefetch_victims();
+                victim
+            }
+            None => {
+                let idx = self.direct.insert(entry(Links::default())).idx;
+                self.lru.push_front(&mut self.direct, idx);
+                idx
+            }
+        };
         self.index.insert(tag, Slot::Direct(idx).encode());
         self.register_prefixes(idx, &data.name, &key.parents);
     }
@@ -488,6 +502,12 @@ impl Cs {
     fn evict_lru(&mut self) {
         let Some(idx) = self.lru.tail() else { return };
         self.evict(idx);
+        self.prefetch_victims();
+    }
+
+    /// After the tail's eviction (or its slot's reuse), prefetches what the
+    /// eviction after the next one touches: see [`Cs::evict_lru`].
+    fn prefetch_victims(&mut self) {
         let Some(next) = self.lru.tail() else { return };
         // The unlink just wrote `next` (the new tail), whose lines the eviction
         // before prefetched; the entry before it was prefetched then too.
@@ -508,9 +528,17 @@ impl Cs {
     }
 
     fn evict(&mut self, idx: u32) {
-        self.drop_parent(idx);
+        self.unindex(idx);
         self.lru.unlink(&mut self.direct, idx);
-        let Some(d) = self.direct.remove(self.direct.key_at(idx)) else { return };
+        self.direct.remove(self.direct.key_at(idx));
+    }
+
+    /// Takes packet `idx` out of the index (its name, its parent and its indirect
+    /// entries, which go), leaving its slot and its place in the LRU order.
+    #[inline]
+    fn unindex(&mut self, idx: u32) {
+        self.drop_parent(idx);
+        let d = self.direct.at(idx);
         self.index.remove(d.tag, Slot::Direct(idx).encode());
         for (&i, &tag) in d.indirect_entries() {
             self.indirect.remove(self.indirect.key_at(i));
@@ -726,6 +754,45 @@ mod tests {
         assert_eq!(cs.indirect_len(), 0);
         insert(&mut cs, "/c", None, &[], 0);
         assert!(content(&mut cs, "/c", 0).is_some(), "the store still works after erasing");
+    }
+
+    proptest! {
+        /// A full store keeps the most recently inserted packets, each slot
+        /// taken over in place by the next insert: every kept name answers with
+        /// its newest content, every other name misses, and a CanBePrefix
+        /// Interest one level above is answered, if at all, by a kept packet
+        /// under it (an evicted packet's index entries went with it). (A miss
+        /// is allowed: a parent cached itself when its child came registers
+        /// nothing for the child, and leaves nothing when it is evicted.)
+        #[test]
+        fn a_full_store_keeps_the_newest_packets(inserts in proptest::collection::vec((arb_name(4), any::<u8>()), 1..60)) {
+            const CAPACITY: usize = 4;
+            let mut cs = Cs::new(CAPACITY);
+            // Kept names, least recently inserted first, with their content.
+            let mut model: Vec<(Name, u8)> = Vec::new();
+            for (n, c) in &inserts {
+                cs.insert(&data(&n.to_string(), None, &[*c]), 0);
+                model.retain(|(m, _)| m != n);
+                model.push((n.clone(), *c));
+                if model.len() > CAPACITY {
+                    model.remove(0);
+                }
+                prop_assert_eq!(cs.len(), model.len());
+                prop_assert_eq!(cs.index.len(), cs.len() + cs.indirect_len(), "index entries: packets and their parents");
+            }
+            for (n, _) in &inserts {
+                let kept = model.iter().find(|(m, _)| m == n).map(|(_, c)| vec![*c]);
+                prop_assert_eq!(answer(&mut cs, n, false, false, 0).map(|d| d.content().to_vec()), kept);
+                if n.is_empty() {
+                    continue;
+                }
+                let parent = n.prefix(n.len() - 1);
+                let kept_under = |got: &Name| parent.is_prefix_of(got) && model.iter().any(|(m, _)| m == got);
+                if let Some(got) = answer(&mut cs, &parent, true, false, 0) {
+                    prop_assert!(kept_under(&got.name), "{:?} answered with {:?}", parent, got.name);
+                }
+            }
+        }
     }
 
     proptest! {
