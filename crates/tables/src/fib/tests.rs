@@ -18,6 +18,36 @@ fn faces(e: &FibEntry) -> Vec<(FaceId, u64)> {
     e.nexthops.iter().map(|nh| (nh.face, nh.cost)).collect()
 }
 
+/// A cache-resident burst lookup probes the table directly when a name has at
+/// most [`DIRECT_PROBES`] stored lengths to try, and through the filter when it
+/// has more or is 64 components deep or more (beyond the lengths' bit mask);
+/// both give the longest match, and a length whose last prefix is removed is
+/// no longer tried.
+#[test]
+fn burst_lookups_with_few_or_many_or_deep_lengths_find_the_longest_prefix() {
+    let deep = |k: usize| n(&(0..k).map(|i| format!("/c{i}")).collect::<String>());
+    for v in FibVariant::ALL {
+        let mut fib = Fib::with_capacity(v, 0);
+        for k in [1, 3, 5, 6, 7, 9, 66] {
+            fib.add_nexthop(&deep(k), k as FaceId, 0);
+        }
+        let burst = |fib: &Fib, names: &[Name]| {
+            let mut got = Vec::new();
+            fib.lpm_burst(names, |_, hit| got.push(hit.map(|(p, e)| (p.len(), faces(e)[0].0))));
+            got
+        };
+        let names = [deep(2), deep(4), deep(8), deep(65), deep(70), n("/other")];
+        let few = fib.direct_lengths(&names[0]).expect("two lengths at most");
+        assert_eq!(few.count_ones(), 1, "variant {v}");
+        assert!(fib.direct_lengths(&names[2]).is_none(), "six lengths up to 8 go through the filter");
+        assert!(fib.direct_lengths(&names[4]).is_none(), "a 70-component name is past the bit mask");
+        assert_eq!(burst(&fib, &names), [Some((1, 1)), Some((3, 3)), Some((7, 7)), Some((9, 9)), Some((66, 66)), None], "variant {v}");
+        fib.remove_nexthop(&deep(3), 3);
+        assert_eq!(fib.direct_lengths(&names[1]).map(u64::count_ones), Some(1), "length 3 is no longer tried");
+        assert_eq!(burst(&fib, &names[..2]), [Some((1, 1)), Some((1, 1))], "variant {v}");
+    }
+}
+
 #[test]
 fn nexthops_stay_sorted_by_cost_then_face() {
     for v in FibVariant::ALL {
