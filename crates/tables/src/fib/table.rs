@@ -44,6 +44,16 @@ impl Bucket {
     }
 }
 
+/// One bucket's answer to [`PrefixTable::scan`].
+pub(crate) enum Scan {
+    /// The bucket's first entry with the hash.
+    Found(Entry),
+    /// None there; the probe path goes on to this overflow bucket.
+    Chained(usize),
+    /// None there, and the path ends: no entry has the hash.
+    Absent,
+}
+
 /// Where an entry sits, for updates.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Slot {
@@ -79,26 +89,38 @@ impl PrefixTable {
     }
 
     #[inline]
-    fn home(&self, hash: u32) -> usize {
+    pub fn home(&self, hash: u32) -> usize {
         reduce(mix(hash, SALT), self.primary)
     }
 
     /// Starts loading the home bucket of `hash`.
     #[inline]
     pub fn prefetch(&self, hash: u32) {
-        super::prefetch(&self.buckets[self.home(hash)]);
+        self.prefetch_bucket(self.home(hash));
     }
 
-    /// The first entry of `hash`'s home bucket that stores `hash`: the one whose
-    /// bytes a lookup compares first. Reads the home bucket only.
+    /// Starts loading bucket `b` (a home bucket or an overflow one).
     #[inline]
-    pub fn first_match(&self, hash: u32) -> Option<Entry> {
-        let b = &self.buckets[self.home(hash)];
-        let hits = b.matching(hash);
-        (hits != 0).then(|| {
+    pub fn prefetch_bucket(&self, b: usize) {
+        super::prefetch(&self.buckets[b]);
+    }
+
+    /// What bucket `b` of `hash`'s probe path says, reading that bucket only:
+    /// the first entry storing `hash` (the one whose bytes a lookup compares
+    /// first), or where the path goes on, or that it ends here.
+    #[inline]
+    pub fn scan(&self, b: usize, hash: u32) -> Scan {
+        let bucket = &self.buckets[b];
+        let hits = bucket.matching(hash);
+        if hits != 0 {
             let i = hits.trailing_zeros() as usize;
-            Entry { hash, set: b.sets[i], prefix: b.refs[i] }
-        })
+            return Scan::Found(Entry { hash, set: bucket.sets[i], prefix: bucket.refs[i] });
+        }
+        // As in `locate`: a chain goes on only past a full bucket.
+        match bucket.next {
+            next if next != 0 && bucket.refs[SLOTS - 1] != 0 => Scan::Chained(next as usize),
+            _ => Scan::Absent,
+        }
     }
 
     /// The entry for the prefix with hash `hash` and encoded bytes `key`.
@@ -285,13 +307,39 @@ mod tests {
         t.insert(Entry { hash: 0, set: 1, prefix: a });
         assert_eq!(t.find(0, b"a", &arena).map(|e| e.set), Some(1));
         assert_eq!(t.find(0, b"b", &arena), None, "empty slots' zero tags are not entries");
-        assert_eq!(t.first_match(0).map(|e| e.prefix), Some(a));
+        let first = |t: &PrefixTable, h: u32| match t.scan(t.home(h), h) {
+            Scan::Found(e) => Some(e.prefix),
+            _ => None,
+        };
+        assert_eq!(first(&t, 0), Some(a));
         t.insert(Entry { hash: 7, set: 2, prefix: b });
         let s = t.locate(7, b"b", &arena).unwrap();
         t.remove(s);
         assert_eq!(t.find(7, b"b", &arena), None, "a removed entry's stale tag does not match");
-        assert_eq!(t.first_match(7).map(|e| e.prefix), None);
+        assert_eq!(first(&t, 7), None);
         assert_eq!(t.find(0, b"a", &arena).map(|e| e.set), Some(1));
+    }
+
+    /// A scan of a full home bucket without the hash goes on to its overflow
+    /// bucket, where the entry is; a hash stored nowhere ends the path.
+    #[test]
+    fn a_scan_follows_the_chain_of_a_full_bucket() {
+        let mut arena = PrefixArena::default();
+        let mut t = PrefixTable::with_capacity(100);
+        // Other hashes of 99's home bucket fill it.
+        let home = t.home(99);
+        let fillers: Vec<u32> = (100..).filter(|&h| t.home(h) == home).take(SLOTS).collect();
+        for h in fillers {
+            t.insert(Entry { hash: h, set: h, prefix: arena.push(&h.to_le_bytes()) });
+        }
+        let last = arena.push(b"last");
+        t.insert(Entry { hash: 99, set: 99, prefix: last });
+        assert_eq!(t.home(99), home, "no growth");
+        let Scan::Chained(next) = t.scan(home, 99) else { panic!("the full home bucket chains on") };
+        assert!(matches!(t.scan(next, 99), Scan::Found(e) if e.prefix == last && e.set == 99));
+        let filler = (100..).find(|&h| t.home(h) == home).unwrap();
+        assert!(matches!(t.scan(home, filler), Scan::Found(e) if e.set == filler));
+        assert!(matches!(t.scan(next, 1234), Scan::Absent));
     }
 
     #[test]
