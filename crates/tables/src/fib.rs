@@ -596,7 +596,9 @@ impl Fib {
     /// then read those and prefetch the next — and each is looked up once its
     /// lines have had time to arrive. The misses of several names thus overlap
     /// instead of each name waiting for its own. Prefetches are hints: answers
-    /// never depend on them.
+    /// never depend on them. A FIB whose tables fit in cache is looked up name
+    /// by name instead, probing its table without the filter where a name has
+    /// few stored lengths to try.
     pub fn lpm_burst<N: Borrow<Name>>(&self, names: &[N], mut each: impl FnMut(usize, Option<(FibPrefix<'_>, &FibEntry)>)) {
         if !self.cache_resident() {
             return self.lpm_pipelined(names, each);
@@ -616,9 +618,10 @@ impl Fib {
     }
 
     /// [`Fib::lpm_burst`]'s software pipeline, whatever the FIB's size. The names
-    /// go through in groups of [`BURST_STAGE`], each group in four passes: hash
+    /// go through in groups of [`BURST_STAGE`], each group in five passes: hash
     /// every name and prefetch its first line(s), then for every name read those
-    /// and prefetch the next, once more, then look every name up. Each pass is a
+    /// and prefetch the next, twice more (the third of these only for names
+    /// whose bucket chains on), then look every name up. Each pass is a
     /// tight loop doing one step (a ring of names, each at its own step, spent
     /// ≈ 100 instructions per lookup choosing the steps, docs/PERFORMANCE.md).
     pub(crate) fn lpm_pipelined<N: Borrow<Name>>(&self, names: &[N], mut each: impl FnMut(usize, Option<(FibPrefix<'_>, &FibEntry)>)) {
