@@ -393,6 +393,32 @@ fn expansion_relieves_one_overloaded_first_component() {
     }
 }
 
+/// The pipeline answers as single lookups do where its steps meet filter false
+/// positives (the plain filter under `/com` says "maybe" to most lengths; the
+/// final step then looks up from the candidate down), overflow buckets (scanned
+/// in step 3) and names matching nothing.
+#[test]
+fn pipelined_lookups_agree_with_single_ones_through_false_positives_and_chains() {
+    for v in [FibVariant::Pbf, FibVariant::PbfExp] {
+        let (fib, prefixes) = adversarial_fib(v, 5000);
+        let mut rng = Lcg(11, 1);
+        let mut names: Vec<Name> = Vec::new();
+        for p in prefixes.iter().take(1500) {
+            let mut name = p.append_generic(rng.word().as_bytes());
+            if rng.next() % 2 == 0 {
+                name = name.append_generic(rng.word().as_bytes());
+            }
+            names.push(name);
+            names.push(rng.name(Some("com"), 6).append_generic(b"zz-no-such"));
+        }
+        let mut got = Vec::new();
+        fib.lpm_pipelined(&names, |_, hit| got.push(hit.map(|(p, _)| p.len())));
+        let want: Vec<_> = names.iter().map(|n| fib.lpm(n).map(|(p, _)| p.len())).collect();
+        assert_eq!(got, want, "variant {v}");
+        assert!(want.iter().step_by(2).all(|a| a.is_some_and(|l| l >= 2)), "variant {v}: every extended prefix matches");
+    }
+}
+
 #[test]
 fn measured_false_positive_rate_follows_the_formula() {
     // If the XOR-derived second hash were correlated with the first within a block,
