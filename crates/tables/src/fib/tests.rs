@@ -405,7 +405,7 @@ fn pipelined_lookups_agree_with_single_ones_through_false_positives_and_chains()
         let mut names: Vec<Name> = Vec::new();
         for p in prefixes.iter().take(1500) {
             let mut name = p.append_generic(rng.word().as_bytes());
-            if rng.next() % 2 == 0 {
+            if rng.next() & 1 == 0 {
                 name = name.append_generic(rng.word().as_bytes());
             }
             names.push(name);
