@@ -1,8 +1,8 @@
 //! The instructions this build of `trajan` was compiled to use, checked against
 //! the CPU before anything runs.
 //!
-//! The workspace builds for x86-64-v3 (`.cargo/config.toml`), which the forwarding
-//! code is faster with. On an older CPU such a binary would die of an illegal
+//! The workspace builds for x86-64-v3 with AES-NI (`.cargo/config.toml`), which
+//! the forwarding code is faster with. On an older CPU such a binary would die of an illegal
 //! instruction somewhere in the first packet; checking at start turns that into a
 //! message that says how to build for the CPU instead. A baseline build (no AVX2
 //! at compile time) has nothing to check.
@@ -39,6 +39,17 @@ const V3: [Feature; 9] = [
     Feature { name: "abm", leaf: 0x8000_0001, reg: Reg::Ecx, bit: 5 },
 ];
 
+/// AES-NI when the build enables it beside x86-64-v3 (`.cargo/config.toml`
+/// does, for the name hash); a build without it has nothing more to check.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+const EXTRA: &[Feature] = if cfg!(target_feature = "aes") { &[Feature { name: "aes", leaf: 1, reg: Reg::Ecx, bit: 25 }] } else { &[] };
+
+/// Every feature this build was compiled to use beyond the baseline.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+fn compiled() -> impl Iterator<Item = &'static Feature> {
+    V3.iter().chain(EXTRA)
+}
+
 /// The compiled-for features this CPU lacks, by their `/proc/cpuinfo` names
 /// (`abm` is LZCNT). Read with CPUID directly: `is_x86_feature_detected!` answers
 /// "yes" at compile time for every feature the build enables.
@@ -47,8 +58,7 @@ pub fn missing() -> Vec<&'static str> {
     use std::arch::x86_64::{__cpuid, __cpuid_count};
     let max_basic = __cpuid(0).eax;
     let max_extended = __cpuid(0x8000_0000).eax;
-    let mut missing: Vec<&'static str> = V3
-        .iter()
+    let mut missing: Vec<&'static str> = compiled()
         .filter(|f| {
             let supported = if f.leaf >= 0x8000_0000 { f.leaf <= max_extended } else { f.leaf <= max_basic };
             let r = supported.then(|| __cpuid_count(f.leaf, 0));
@@ -99,7 +109,7 @@ pub fn check() -> Result<(), String> {
 
 fn message(missing: &[&str]) -> String {
     format!(
-        "this build of trajan uses x86-64-v3 instructions (.cargo/config.toml) that this CPU lacks: {}. \
+        "this build of trajan uses x86-64-v3 and AES-NI instructions (.cargo/config.toml) that this CPU lacks: {}. \
          Rebuild for this CPU with: RUSTFLAGS=\"-C target-cpu=x86-64\" cargo build --release",
         missing.join(", ")
     )
@@ -120,7 +130,7 @@ mod tests {
             .map(|(_, f)| f.split_whitespace().collect())
             .expect("a flags line");
         let missing = super::missing();
-        for f in &super::V3 {
+        for f in super::compiled() {
             assert_eq!(missing.contains(&f.name), !flags.contains(&f.name), "{}", f.name);
         }
     }
