@@ -507,7 +507,7 @@ impl Cs {
 
     /// After the tail's eviction (or its slot's reuse), prefetches what the
     /// eviction after the next one touches: see [`Cs::evict_lru`].
-    fn prefetch_victims(&mut self) {
+    fn prefetch_victims(&self) {
         let Some(next) = self.lru.tail() else { return };
         // The unlink just wrote `next` (the new tail), whose lines the eviction
         // before prefetched; the entry before it was prefetched then too.

@@ -7,7 +7,8 @@
 //! deterministic and testable. Every table is bounded (PIT, CS and dead nonce list
 //! by capacity; the timer wheel holds only what the PIT or RIB put in it), because
 //! the names in them come from the network. Lookups are hash probes with a fast
-//! seeded hasher (ahash for names, foldhash elsewhere), never list scans, and nothing runs periodic sweeps.
+//! seeded hasher (ahash for names, foldhash elsewhere), never list scans, and
+//! nothing runs periodic sweeps.
 
 #![warn(missing_docs)]
 

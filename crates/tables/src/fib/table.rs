@@ -42,6 +42,13 @@ impl Bucket {
         const ALL: u32 = (1 << SLOTS) - 1;
         ways_equal(&self.tags, hash) & !ways_equal(&self.refs, 0) & ALL
     }
+
+    /// The overflow bucket a probe path goes on to after this one: only a full
+    /// bucket's chain is followed (its entries are contiguous).
+    #[inline(always)]
+    fn chained(&self) -> Option<usize> {
+        (self.refs[SLOTS - 1] != 0 && self.next != 0).then_some(self.next as usize)
+    }
 }
 
 /// One bucket's answer to [`PrefixTable::scan`].
@@ -116,11 +123,7 @@ impl PrefixTable {
             let i = hits.trailing_zeros() as usize;
             return Scan::Found(Entry { hash, set: bucket.sets[i], prefix: bucket.refs[i] });
         }
-        // As in `locate`: a chain goes on only past a full bucket.
-        match bucket.next {
-            next if next != 0 && bucket.refs[SLOTS - 1] != 0 => Scan::Chained(next as usize),
-            _ => Scan::Absent,
-        }
+        bucket.chained().map_or(Scan::Absent, Scan::Chained)
     }
 
     /// The entry for the prefix with hash `hash` and encoded bytes `key`.
@@ -146,11 +149,7 @@ impl PrefixTable {
                     return Some(Slot { bucket: b, slot: i });
                 }
             }
-            // A chain goes on only past a full bucket (its entries are contiguous).
-            if bucket.refs[SLOTS - 1] == 0 || bucket.next == 0 {
-                return None;
-            }
-            b = bucket.next as usize;
+            b = bucket.chained()?;
         }
     }
 
