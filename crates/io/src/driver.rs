@@ -626,26 +626,30 @@ impl Io {
         let channel = if self.hash.contains(&arrival) { self.hash.start } else { arrival };
         // One datagram must be exactly one TLV element.
         let valid = d.data.filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())));
-        let id = match (self.udp_faces.get(&(channel, d.from)), &valid) {
-            (Some(&id), _) => id,
+        let (id, known) = match (self.udp_faces.get(&(channel, d.from)), &valid) {
+            (Some(&id), _) => (id, true),
             (None, Some(_)) => {
                 let info = self.add_udp_face(channel, d.from, 1, Persistency::OnDemand, now);
                 let id = info.id;
                 events.push(IoEvent::FaceUp(info));
-                id
+                (id, false)
             }
             (None, None) => {
                 self.stats.unknown_peer_drops += 1;
                 return;
             }
         };
+        let hash_port = self.hash.contains(&arrival).then(|| arrival - self.hash.start);
         let Some(face) = self.faces.get_mut(&id) else { return };
         face.counters.in_packets += 1;
         face.counters.in_bytes += d.len as u64;
         match valid {
             Some(pkt) => {
-                if let Link::Udp { last_rx, home, .. } = &mut face.link {
+                if let Link::Udp { last_rx, home, ports, .. } = &mut face.link {
                     *last_rx = now;
+                    if let Some(port) = hash_port.filter(|_| known && *ports == 1 && *home != arrival) {
+                        events.push(IoEvent::PeerMoved { face: id, port });
+                    }
                     *home = arrival;
                 }
                 deliver(id, face, pkt, now, events);

@@ -150,6 +150,12 @@ pub enum IoEvent {
     /// A whole network-layer packet (possibly inside an LpPacket), as received or
     /// as reassembled from fragments.
     Packet { face: FaceId, pkt: Bytes },
+    /// A one-port peer of the UDP-port-by-hash face was last heard on another of
+    /// the face's ports than before (`port`, counted from the first), so replies
+    /// must now leave from there: a peer unaware of port-by-hash hears only the
+    /// port it sends to, and a new socket that the kernel gave a departed peer's
+    /// address is that peer's face here. Comes before the datagram's packet.
+    PeerMoved { face: FaceId, port: usize },
 }
 
 /// Augustus' UDP-port-by-hash face (§3.1.2): `count` consecutive ports from

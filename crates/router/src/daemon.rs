@@ -348,6 +348,13 @@ impl Daemon {
                 None
             }
             IoEvent::Packet { face, pkt } => Some((face, pkt)),
+            IoEvent::PeerMoved { face, port } => {
+                tracing::debug!(face, port, "one-port peer moved to another port of the hash face");
+                if let Some(w) = &mut self.workers {
+                    w.peer_moved(face, port);
+                }
+                None
+            }
         }
     }
 

@@ -260,6 +260,9 @@ enum Control {
     /// The face's remote ports ([`trajan_io::Io::hash_peer`]): the worker forwards
     /// what it reads from them and sends to the face directly.
     Peer(FaceId, HashPorts),
+    /// The one-port peer's face was last heard on this port (an index): only
+    /// that port's worker may send to it directly now.
+    Moved(FaceId, usize),
     Stats(mpsc::SyncSender<ShardStats>),
     CsErase(Name, usize, mpsc::SyncSender<usize>),
     Stop,
@@ -490,6 +493,21 @@ impl Workers {
         }
         for w in 0..self.links.len() {
             self.control(w, Control::Peer(face, remote));
+        }
+        self.notify();
+    }
+
+    /// Tells the workers that the one-port peer `face` now sends to the hash
+    /// face's port `port` ([`trajan_io::IoEvent::PeerMoved`]): the others stop
+    /// sending to it from their own ports (a peer unaware of port-by-hash would
+    /// drop what they send) until it sends to theirs. Call before handing its
+    /// packet on, so that the worker answering it knows already.
+    pub fn peer_moved(&mut self, face: FaceId, port: usize) {
+        if !self.ports {
+            return;
+        }
+        for w in 0..self.links.len() {
+            self.control(w, Control::Moved(face, port));
         }
         self.notify();
     }
@@ -879,6 +897,15 @@ impl Worker {
                         port.peers.insert(a, face);
                     }
                     port.remotes.insert(face, (remote, remote.count > 1));
+                }
+            }
+            Control::Moved(face, to) => {
+                if let Some(port) = &mut self.port {
+                    if let Some((remote, seen)) = port.remotes.get_mut(&face) {
+                        if remote.count == 1 {
+                            *seen = to == port.index;
+                        }
+                    }
                 }
             }
             Control::Stats(reply) => {

@@ -186,6 +186,51 @@ fn senders_on_a_single_or_wrong_port_are_still_served() {
     }
 }
 
+/// Sends a ping for `/ping/<seq>` on `sock` and waits for its Data: the
+/// dispatch key (two components) differs per ping, so pings spread over workers.
+fn ping_over(sock: &UdpSocket, seq: u32) -> Result<(), String> {
+    use trajan_wire::{Data, Interest, Name};
+    let name: Name = format!("/ping/{seq}").parse().unwrap();
+    let mut i = Interest::new(name.clone());
+    i.nonce = Some(0x5eed_0000 + seq);
+    i.lifetime_ms = Some(2000);
+    sock.send(&i.encode()).unwrap();
+    let mut buf = vec![0u8; 9000];
+    match sock.recv(&mut buf) {
+        Ok(n) => match Data::decode(&buf[..n].to_vec().into()) {
+            Ok(d) if d.name == name => Ok(()),
+            other => Err(format!("ping {seq}: unexpected reply {other:?}")),
+        },
+        Err(e) => Err(format!("ping {seq}: no reply ({e})")),
+    }
+}
+
+#[test]
+fn a_new_socket_on_a_departed_peers_address_hears_back_from_the_port_it_uses() {
+    // The kernel may give a new client the address of one that has gone, whose
+    // face the router still has: that face must now answer from the new client's
+    // port, whichever worker owns the name (about half the pings go to each).
+    let (r, _, base) = hash_router();
+    let mut server = r.spawn_tool(&["ping", "--serve", "/"]);
+    wait_ready_line(&mut server);
+    let first = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = first.local_addr().unwrap();
+    first.connect(("127.0.0.1", base)).unwrap();
+    first.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+    for seq in 0..8 {
+        ping_over(&first, seq).unwrap();
+    }
+    drop(first);
+    let second = UdpSocket::bind(addr).unwrap();
+    second.connect(("127.0.0.1", base + 1)).unwrap();
+    second.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+    let lost: Vec<String> = (100..116).filter_map(|seq| ping_over(&second, seq).err()).collect();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(lost.is_empty(), "{lost:?}\nrouter log:\n{}", r.log());
+    assert!(r.log().contains("one-port peer moved"), "{}", r.log());
+}
+
 #[test]
 fn one_worker_forwards_on_the_io_thread() {
     let r = Router::start_with(&["--workers", "1"]);
