@@ -223,11 +223,25 @@ fn block(value: &[u8], at: usize, end: usize) -> [u64; 2] {
             u128::from_le_bytes(b)
         }
     };
-    // A mask of the low `n` bytes of a word (all of it from 8 on).
-    let low_bytes = |n: usize| if n >= 8 { u64::MAX } else { (1 << (8 * n)) - 1 };
-    let n = end - at;
-    [bytes as u64 & low_bytes(n), (bytes >> 64) as u64 & low_bytes(n.saturating_sub(8))]
+    // The block's bytes of the component, under a mask of its low `n` bytes
+    // loaded from a table rather than computed with shifts and compares.
+    let n = (end - at).min(BLOCK);
+    let mask = u128::from_le_bytes(*LOW_BYTES[BLOCK - n..].first_chunk::<BLOCK>().expect("n is at most a block"));
+    let v = bytes & mask;
+    [v as u64, (v >> 64) as u64]
 }
+
+/// A block of ones then a block of zeros: the [`BLOCK`] bytes from `BLOCK - n`
+/// are a mask of the low `n` bytes of a block, read little-endian.
+static LOW_BYTES: [u8; 2 * BLOCK] = {
+    let mut m = [0; 2 * BLOCK];
+    let mut i = 0;
+    while i < BLOCK {
+        m[i] = 0xff;
+        i += 1;
+    }
+    m
+};
 
 /// A bijective 32-bit avalanche finaliser (MurmurHash3's fmix32) over `h ⊕ salt`.
 /// Each consumer of [`NameHashes`] uses its own salt, so that block choice, bit
