@@ -477,8 +477,13 @@ impl Workers {
             Change::Face(id, None) => self.fibs.remove_face(*id),
             _ => {}
         }
+        self.control_all(|| Control::Apply(change.clone()));
+    }
+
+    /// Sends `make()` to every worker, in ring order with their packets, and wakes them.
+    fn control_all(&mut self, make: impl Fn() -> Control) {
         for w in 0..self.links.len() {
-            self.control(w, Control::Apply(change.clone()));
+            self.control(w, make());
         }
         self.notify();
     }
@@ -488,13 +493,9 @@ impl Workers {
     /// [`Change::Face`]); nothing without worker ports. A face that goes away is
     /// forgotten with its `Change::Face(id, None)`.
     pub fn add_peer(&mut self, face: FaceId, remote: HashPorts) {
-        if !self.ports {
-            return;
+        if self.ports {
+            self.control_all(|| Control::Peer(face, remote));
         }
-        for w in 0..self.links.len() {
-            self.control(w, Control::Peer(face, remote));
-        }
-        self.notify();
     }
 
     /// Tells the workers that the one-port peer `face` now sends to the hash
@@ -503,13 +504,9 @@ impl Workers {
     /// drop what they send) until it sends to theirs. Call before handing its
     /// packet on, so that the worker answering it knows already.
     pub fn peer_moved(&mut self, face: FaceId, port: usize) {
-        if !self.ports {
-            return;
+        if self.ports {
+            self.control_all(|| Control::Moved(face, port));
         }
-        for w in 0..self.links.len() {
-            self.control(w, Control::Moved(face, port));
-        }
-        self.notify();
     }
 
     /// Every worker's numbers, asked for now; a worker that does not answer within
@@ -579,10 +576,7 @@ impl Workers {
 
 impl Drop for Workers {
     fn drop(&mut self) {
-        for w in 0..self.links.len() {
-            self.control(w, Control::Stop);
-        }
-        self.notify();
+        self.control_all(|| Control::Stop);
         for l in &mut self.links {
             if let Some(t) = l.thread.take() {
                 let _ = t.join();
