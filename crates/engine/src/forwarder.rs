@@ -449,7 +449,12 @@ impl<F: FibSource> Forwarder<F> {
             std::mem::take(wire)
         };
         entry.set_upstream(upstream, nonce, interest.hop_limit);
-        self.pcct.pit.reschedule(id);
+        // A new entry's in-record expires when the entry was made to (the
+        // Interest's lifetime from now): its timer needs nothing more.
+        debug_assert!(!inserted || entry.expiry_ms == expiry);
+        if !inserted {
+            self.pcct.pit.reschedule(id);
+        }
 
         // A local application may pin the next hop (NFD's NextHopFaceId).
         if let (true, Some(nh)) = (local_fields, lp.next_hop_face_id) {
