@@ -573,10 +573,8 @@ impl Fib {
     fn lpm_direct(&self, name: &Name, hashes: &NameHashes, mut lengths: u64) -> Option<(FibPrefix<'_>, &FibEntry)> {
         while lengths != 0 {
             let j = 63 - lengths.leading_zeros() as usize;
-            // The probe inlined (`locate`, not `find`): a call per probe cost
-            // about 17 instructions of register saves and restores.
-            if let Some(s) = self.table.locate(hashes.prefix(j), name.prefix_value(j), &self.arena) {
-                return Some(self.answer(j, self.table.entry(s)));
+            if let Some(e) = self.table.find(hashes.prefix(j), name.prefix_value(j), &self.arena) {
+                return Some(self.answer(j, e));
             }
             lengths &= !(1 << j);
         }
