@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use smallvec::SmallVec;
 use trajan_tables::{Cs, Fib, NameHasher, Pcct};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::LpPacket;
@@ -89,7 +88,7 @@ fn pieces(c: &mut Criterion) {
         b.iter_batched_ref(
             || Pcct::with_hasher(usize::MAX, 0, 0, names.clone()),
             |pit| {
-                let mut ids = SmallVec::new();
+                let mut ids = Vec::new();
                 for (i, d) in decoded.iter().zip(&data) {
                     pit.find_or_insert(i, 0).unwrap();
                     ids.clear();

@@ -33,7 +33,6 @@ use anyhow::{bail, Context};
 use bytes::{Bytes, BytesMut};
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use smallvec::SmallVec;
 use trajan_engine::strategy::{self, StrategyKind};
 use trajan_engine::{EngineConfig, FaceMeta, FaceId, Forwarder, Outgoing};
 use trajan_tables::{Cs, Fib, FibSource, FibVariant, FibWriter, NameHasher, Pcct};
@@ -1007,7 +1006,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     // PIT: insert a burst, then satisfy it, as the pipeline does round after round.
     let mut pit = Pcct::with_hasher(usize::MAX, 0, now, names.clone());
     let (mut insert, mut satisfy) = (Duration::ZERO, Duration::ZERO);
-    let mut ids = SmallVec::new();
+    let mut ids = Vec::new();
     for (chunk, dchunk) in interests.chunks(b.burst).zip(data.chunks(b.burst)) {
         let t = Instant::now();
         for (face, i) in chunk {

@@ -12,7 +12,6 @@
 //! keeps its invariants whatever the other does.
 
 use bytes::Bytes;
-use smallvec::SmallVec;
 use trajan_wire::{Data, Interest, Name};
 
 use crate::cs::{Cs, CsKey};
@@ -216,7 +215,7 @@ impl Pcct {
     /// name (with the implicit digest, computed only when some entry asks for a
     /// digest). MustBeFresh is not checked, as in NFD: fresh Data arriving
     /// satisfies it. `hash` is the Data name's, by this table's [`NameHasher`].
-    pub fn matches_for_data(&self, data: &Data, hash: u64, out: &mut SmallVec<[PitId; 4]>) {
+    pub fn matches_for_data(&self, data: &Data, hash: u64, out: &mut Vec<PitId>) {
         self.matches(data, hash, out);
     }
 
@@ -227,7 +226,7 @@ impl Pcct {
     ///
     /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
     #[inline(always)]
-    pub fn satisfy(&mut self, data: &Data, hash: u64, key: CsKey, cache: bool, now_ms: u64, out: &mut SmallVec<[PitId; 4]>) {
+    pub fn satisfy(&mut self, data: &Data, hash: u64, key: CsKey, cache: bool, now_ms: u64, out: &mut Vec<PitId>) {
         let cached = self.matches(data, hash, out);
         if cache && !out.is_empty() {
             self.cs.insert_found(data, key, cached, now_ms);
@@ -236,7 +235,7 @@ impl Pcct {
 
     /// [`Pcct::matches_for_data`], returning the CS's slot for the Data's name.
     #[inline(always)]
-    fn matches(&self, data: &Data, hash: u64, out: &mut SmallVec<[PitId; 4]>) -> Option<Slot> {
+    fn matches(&self, data: &Data, hash: u64, out: &mut Vec<PitId>) -> Option<Slot> {
         debug_assert_eq!(hash, self.cs.names.full(&data.name));
         let mut push = |i| {
             out.push(self.pit.id_at(i));
@@ -339,7 +338,7 @@ mod tests {
     /// the matched entries; returns how many matched.
     fn satisfy(t: &mut Pcct, names: &NameHasher, d: &Data, cache: bool, now: u64) -> usize {
         let key = t.cs.prefetch_insert(&d.name, &names.key(&d.name));
-        let mut out = SmallVec::new();
+        let mut out = Vec::new();
         t.satisfy(d, names.full(&d.name), key, cache, now, &mut out);
         for &id in &out {
             assert!(t.discard(id));

@@ -431,9 +431,8 @@ mod tests {
     }
 
     fn matches(pit: &Pcct, d: &Data) -> Vec<PitId> {
-        let mut out = SmallVec::new();
-        pit.matches_for_data(d, pit.cs.names.full(&d.name), &mut out);
-        let mut v = out.into_vec();
+        let mut v = Vec::new();
+        pit.matches_for_data(d, pit.cs.names.full(&d.name), &mut v);
         v.sort_by_key(|id| id.0.idx);
         v
     }
