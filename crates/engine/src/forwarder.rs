@@ -319,9 +319,6 @@ impl<F: FibSource> Forwarder<F> {
         for (at, p) in parsed.iter_mut() {
             let (face, pkt) = &mut input[*at];
             let face = *face;
-            if self.faces.get(face).is_none() {
-                continue;
-            }
             match p {
                 Parsed::Interest { slot, lp, keys } => {
                     let interest = &mut slots.interests[*slot];
@@ -409,9 +406,10 @@ impl<F: FibSource> Forwarder<F> {
         keys: Keys,
         out: &mut Vec<Outgoing>,
     ) -> Option<Waiting> {
-        self.counters.packets.in_interests += 1;
-        let meta = self.faces.get_mut(ingress).expect("checked by caller");
+        // A packet from a face no longer in the table is ignored, uncounted.
+        let meta = self.faces.get_mut(ingress)?;
         meta.counters.packets.in_interests += 1;
+        self.counters.packets.in_interests += 1;
         let (local, local_fields, p2p) = (meta.local, meta.local_fields, meta.point_to_point);
 
         if !local && self.localhost.is_prefix_of(&received.name) {
@@ -622,9 +620,9 @@ impl<F: FibSource> Forwarder<F> {
     }
 
     fn on_data(&mut self, now: u64, ingress: FaceId, data: &mut Data, lp: &LpHeaders, keys: Keys, out: &mut Vec<Outgoing>) {
-        self.counters.packets.in_data += 1;
-        let meta = self.faces.get_mut(ingress).expect("checked by caller");
+        let Some(meta) = self.faces.get_mut(ingress) else { return };
         meta.counters.packets.in_data += 1;
+        self.counters.packets.in_data += 1;
         if !meta.local && self.localhost.is_prefix_of(&data.name) {
             self.counters.scope_violations += 1;
             return;
@@ -676,8 +674,9 @@ impl<F: FibSource> Forwarder<F> {
     }
 
     fn on_nack(&mut self, now: u64, ingress: FaceId, interest: &Interest, reason: NackReason, out: &mut Vec<Outgoing>) {
+        let Some(meta) = self.faces.get_mut(ingress) else { return };
+        meta.counters.packets.in_nacks += 1;
         self.counters.packets.in_nacks += 1;
-        self.faces.get_mut(ingress).expect("checked by caller").counters.packets.in_nacks += 1;
         let Some(id) = self.pcct.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh) else {
             self.counters.dropped_nacks += 1;
             return;

@@ -286,6 +286,23 @@ fn a_nack_between_interests_of_one_burst() {
     assert_eq!(f.pcct.pit.len(), 3);
 }
 
+/// Packets from a face the forwarder does not know (never added, or removed
+/// while its packets were queued) are ignored and counted nowhere, whatever
+/// they are, and the known faces' packets of the same burst go on as usual.
+#[test]
+fn packets_from_an_unknown_face_are_ignored() {
+    const STRANGER: u32 = 999;
+    let mut f = forwarder();
+    run(&mut f, 0, vec![(CONSUMER, interest("/a/p", 1).encode())]);
+    let nack = LpPacket::wrap(&interest("/a/p", 1).encode(), &LpHeaders { nack: Some(NackReason::Congestion), ..Default::default() });
+    let out = run(&mut f, 1, vec![(STRANGER, interest("/a/q", 2).encode()), (STRANGER, data("/a/p", None)), (STRANGER, nack), (CONSUMER2, interest("/a/r", 3).encode())]);
+    let sent: Vec<(u32, Name)> = out.iter().map(|o| (o.face, decode(o).0.expect("an Interest").name)).collect();
+    assert_eq!(sent, [(PRODUCER, name("/a/r"))]);
+    assert_eq!(f.pcct.pit.len(), 2, "/a/p still pending, /a/r added, /a/q never");
+    assert_eq!((f.counters.packets.in_interests, f.counters.packets.in_data, f.counters.packets.in_nacks), (2, 0, 0));
+    assert_eq!((f.counters.malformed, f.counters.unsolicited_data, f.counters.dropped_nacks), (0, 0, 0));
+}
+
 #[test]
 fn multicast_forwards_to_every_next_hop() {
     let mut f = forwarder();
