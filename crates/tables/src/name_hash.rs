@@ -33,7 +33,6 @@
 
 use std::ops::Range;
 
-use smallvec::SmallVec;
 use trajan_wire::tlv::read_header;
 use trajan_wire::Name;
 
@@ -59,9 +58,61 @@ pub struct NameHashes {
     /// to [`INLINE_PREFIXES`] so that forwarding allocates nothing per packet: real
     /// host names reach 34 components (Umbrella top 100k), and the count is bounded
     /// by the FIB's longest prefix, not by the name.
-    h1: SmallVec<[u32; INLINE_PREFIXES]>,
+    h1: PrefixValues,
     /// `first[i]` = h_{i+1}(p₁), the seeds of the other functions.
     first: [u32; K],
+}
+
+/// A name's h₁ values, in prefix order: the first [`INLINE_PREFIXES`] in an
+/// array, any more in a vector (a rare name that long allocates once). An
+/// array and a count, not a `SmallVec`, whose every push and read first tests
+/// whether it spilled (≈ 7 instructions per component, docs/PERFORMANCE.md).
+#[derive(Clone, Debug)]
+struct PrefixValues {
+    inline: [u32; INLINE_PREFIXES],
+    more: Vec<u32>,
+    len: usize,
+}
+
+impl Default for PrefixValues {
+    fn default() -> Self {
+        PrefixValues { inline: [0; INLINE_PREFIXES], more: Vec::new(), len: 0 }
+    }
+}
+
+impl PrefixValues {
+    #[inline]
+    fn clear(&mut self) {
+        self.len = 0;
+        self.more.clear();
+    }
+
+    #[inline]
+    fn push(&mut self, h: u32) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = h,
+            None => self.more.push(h),
+        }
+        self.len += 1;
+    }
+
+    /// The `k`th value (0-based), `k` below the count. (Checked in debug
+    /// builds only: past the count it is a stale value, never memory beyond
+    /// the arrays; a lookup compares the prefix bytes a hash leads to anyway.)
+    #[inline]
+    fn get(&self, k: usize) -> u32 {
+        debug_assert!(k < self.len, "prefix hash {k} of {}", self.len);
+        match self.inline.get(k) {
+            Some(&h) => h,
+            None => self.more[k - INLINE_PREFIXES],
+        }
+    }
+
+    /// The values, for tests.
+    #[cfg(test)]
+    fn to_vec(&self) -> Vec<u32> {
+        (0..self.len).map(|k| self.get(k)).collect()
+    }
 }
 
 impl NameHashes {
@@ -153,28 +204,28 @@ impl NameHashes {
     /// How many prefixes were hashed.
     #[inline]
     pub fn len(&self) -> usize {
-        self.h1.len()
+        self.h1.len
     }
 
     /// True when no prefix was hashed (the root name, or a zero bound).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.h1.is_empty()
+        self.h1.len == 0
     }
 
     /// h₁(p_j), 1 ≤ j ≤ len: the value that keys the hash table and picks PBF blocks.
     #[inline]
     pub fn prefix(&self, j: usize) -> u32 {
-        self.h1[j - 1]
+        self.h1.get(j - 1)
     }
 
     /// H(i, j) for hash function `i` (0-based, < [`K`]) and prefix length j ≥ 1.
     #[inline]
     pub fn get(&self, i: usize, j: usize) -> u32 {
         match (i, j) {
-            (0, _) => self.h1[j - 1],
+            (0, _) => self.h1.get(j - 1),
             (_, 1) => self.first[i],
-            _ => self.first[i] ^ self.h1[j - 1],
+            _ => self.first[i] ^ self.h1.get(j - 1),
         }
     }
 }
@@ -358,7 +409,7 @@ mod tests {
         for (uri, bound) in [("/x/y", 10), ("/", 10), ("/p/q/r", 2), ("/com/example/www", usize::MAX)] {
             h.fill(&n(uri), bound);
             let fresh = NameHashes::new(&n(uri), bound);
-            assert_eq!((&h.h1, h.first), (&fresh.h1, fresh.first), "{uri} bounded at {bound}");
+            assert_eq!((h.h1.to_vec(), h.first), (fresh.h1.to_vec(), fresh.first), "{uri} bounded at {bound}");
         }
     }
 
@@ -487,7 +538,7 @@ mod tests {
         let (mut fast, mut slow) = (NameHashes::default(), NameHashes::default());
         hw.hash_components(&mut fast, value, ends(), |_| {});
         slow.hash_components(value, ends(), Portable, |_| {});
-        assert_eq!(fast.h1, slow.h1);
+        assert_eq!(fast.h1.to_vec(), slow.h1.to_vec());
         assert_eq!(fast.first, slow.first);
     }
 }
