@@ -623,7 +623,8 @@ impl Io {
 
     fn on_datagram(&mut self, arrival: usize, d: Datagram, now: Instant, events: &mut Vec<IoEvent>) {
         // The hash face's ports are one channel: its first port stands for all.
-        let channel = if self.hash.contains(&arrival) { self.hash.start } else { arrival };
+        let hash_port = self.hash.contains(&arrival).then(|| arrival - self.hash.start);
+        let channel = if hash_port.is_some() { self.hash.start } else { arrival };
         // One datagram must be exactly one TLV element.
         let valid = d.data.filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())));
         let (id, known) = match (self.udp_faces.get(&(channel, d.from)), &valid) {
@@ -639,7 +640,6 @@ impl Io {
                 return;
             }
         };
-        let hash_port = self.hash.contains(&arrival).then(|| arrival - self.hash.start);
         let Some(face) = self.faces.get_mut(&id) else { return };
         face.counters.in_packets += 1;
         face.counters.in_bytes += d.len as u64;
