@@ -25,29 +25,11 @@ pub const MAX_COMPONENTS: usize = 4400;
 pub const INLINE_COMPONENTS: usize = 14;
 
 /// Validates the name component at `*pos` of `buf` (a Name's TLV-VALUE, at most
-/// `u16::MAX` bytes) and returns its end offset, advancing `pos` there.
+/// `u16::MAX` bytes) and returns its end offset, advancing `pos` there: any
+/// component, long headers and digest types included. (The names of ordinary
+/// components take [`Name::set_ordinary_ends`] instead.)
 #[inline(always)]
 fn component_end(buf: &[u8], pos: &mut usize) -> Result<u16, WireError> {
-    // Nearly every component has a one-byte type above the two digest types
-    // (which must be 32 bytes long) and a one-byte length: only its end needs
-    // checking. Any other takes the full validation.
-    if let Some((t, l)) = short_header(buf, *pos) {
-        if t as u32 > PARAMETERS_SHA256_DIGEST {
-            let end = *pos + 2 + l as usize;
-            if end > buf.len() {
-                return Err(WireError::Truncated);
-            }
-            *pos = end;
-            // `end` is at most `buf.len()`, which the caller bounds by u16::MAX.
-            return Ok(end as u16);
-        }
-    }
-    component_end_checked(buf, pos)
-}
-
-/// [`component_end`] for any component: long headers, digest types.
-#[inline(always)]
-fn component_end_checked(buf: &[u8], pos: &mut usize) -> Result<u16, WireError> {
     let (typ, len) = match short_header(buf, *pos) {
         // A one-byte type and length is the only encoding of those values.
         Some((t, l)) => {
