@@ -108,16 +108,26 @@ impl Slots {
 
     /// Ends the burst: the filled slots let go of the buffers their packets
     /// viewed (an idle forwarder pins none) and are free again.
+    ///
+    /// An empty name or wire here views no buffer (decoding slices it from the
+    /// packet, and an empty slice is a static one; a name or wire the tables
+    /// took left the static empty one behind), so it is left as it is: the
+    /// common Interest's name went to its PIT entry, the common Data's wire to
+    /// its downstream, and dropping their static replacements was a call each.
     fn release(&mut self) {
         for i in &mut self.interests[..self.used.0] {
-            i.name = Name::root();
+            if !i.name.value().is_empty() {
+                i.name = Name::root();
+            }
             i.forwarding_hint = None;
             i.params_tail = None;
         }
         for d in &mut self.data[..self.used.1] {
             d.name = Name::root();
             d.final_block_id = None;
-            d.wire = Bytes::new();
+            if !d.wire.is_empty() {
+                d.wire = Bytes::new();
+            }
         }
         self.used = (0, 0);
     }
