@@ -674,10 +674,11 @@ impl<F: FibSource> Forwarder<F> {
         }
         // The last downstream gets the received buffer itself (nothing reads the
         // decoded Data after this), the others a reference each.
-        let last = sent.len();
-        for (n, (face, token)) in sent.drain(..).enumerate() {
-            let wire = if n + 1 == last { std::mem::take(&mut data.wire) } else { data.wire.clone() };
-            self.send_data(face, wire, token, out);
+        if let Some((face, token)) = sent.pop() {
+            for (face, token) in sent.drain(..) {
+                self.send_data(face, data.wire.clone(), token, out);
+            }
+            self.send_data(face, std::mem::take(&mut data.wire), token, out);
         }
         self.matches = matches;
         self.downstreams = sent;
