@@ -63,12 +63,24 @@ const VACANT: Bucket = Bucket { tags: [0; WAYS], vals: [EMPTY; WAYS], passing: 0
 pub(crate) struct LineIndex {
     buckets: Vec<Bucket>,
     len: usize,
+    /// Entries the buckets hold at [`MAX_LOAD`]: an insert beyond doubles them.
+    /// Kept rather than computed from the bucket count at each insert (three
+    /// per exchange).
+    room: usize,
+    /// 32 less log₂ of the bucket count (a power of two): a tag shifted right
+    /// by it is its home bucket.
+    shift: u32,
+}
+
+/// The entries `buckets` buckets hold at [`MAX_LOAD`].
+const fn room(buckets: usize) -> usize {
+    buckets * WAYS * MAX_LOAD.0 / MAX_LOAD.1
 }
 
 impl LineIndex {
     /// An index of one bucket; it doubles as entries are added.
     pub fn new() -> Self {
-        LineIndex { buckets: vec![VACANT], len: 0 }
+        LineIndex { buckets: vec![VACANT], len: 0, room: room(1), shift: 32 }
     }
 
     /// Entries stored, for tests of the tables that share an index.
@@ -83,11 +95,13 @@ impl LineIndex {
         (hash >> 32) as u32
     }
 
-    /// The bucket a tag's probe starts at: the tag's high bits scaled to the table
-    /// (a multiply, not a modulo; the low bits still tell tags apart in a bucket).
+    /// The bucket a tag's probe starts at: the tag's high bits, as many as
+    /// number the buckets (the low bits still tell tags apart in a bucket).
+    /// One shift: an exchange computes a dozen homes (a multiply by the bucket
+    /// count, which gives the same bucket, was a load and a multiply more).
     #[inline]
     fn home(&self, tag: u32) -> usize {
-        ((tag as u64 * self.buckets.len() as u64) >> 32) as usize
+        (u64::from(tag) >> self.shift) as usize
     }
 
     #[inline]
@@ -138,7 +152,7 @@ impl LineIndex {
     #[inline(always)]
     pub fn insert(&mut self, tag: u32, val: u32) {
         debug_assert_ne!(val, EMPTY);
-        if (self.len + 1) * MAX_LOAD.1 > self.buckets.len() * WAYS * MAX_LOAD.0 {
+        if self.len >= self.room {
             self.grow();
         }
         self.place(tag, val);
@@ -196,6 +210,9 @@ impl LineIndex {
     fn grow(&mut self) {
         let doubled = crate::huge::filled(self.buckets.len() * 2, VACANT);
         let old = std::mem::replace(&mut self.buckets, doubled);
+        self.room = room(self.buckets.len());
+        debug_assert!(self.shift > 0, "2³² buckets");
+        self.shift -= 1;
         for bucket in &old {
             for w in (0..WAYS).filter(|&w| bucket.vals[w] != EMPTY) {
                 self.place(bucket.tags[w], bucket.vals[w]);
@@ -210,6 +227,19 @@ mod tests {
     use crate::ways::ways_equal_each;
     use proptest::prelude::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn a_home_is_the_tag_scaled_to_the_buckets() {
+        let mut ix = LineIndex::new();
+        for v in 0..5000u32 {
+            ix.insert(v.wrapping_mul(0x9e37_79b9), v);
+            let n = ix.buckets.len() as u64;
+            assert!(n.is_power_of_two());
+            for tag in [0, 1, v.wrapping_mul(0x85eb_ca6b), u32::MAX] {
+                assert_eq!(ix.home(tag) as u64, (u64::from(tag) * n) >> 32, "tag {tag:#x} of {n} buckets");
+            }
+        }
+    }
 
     #[test]
     fn bucket_is_one_line() {
