@@ -361,10 +361,11 @@ impl<'a> SliceReader<'a> {
 /// It never rejects a packet: `None` means "not this shape", and the general
 /// decoder gives the verdict.
 pub(crate) struct ShapeReader<'a> {
+    /// The packet up to the end of the region being read (its enclosing
+    /// element's end): positions are the packet's, and the region's end is
+    /// this slice's length, so a read checks its position against one bound.
     buf: &'a [u8],
     pos: usize,
-    /// The end of the region being read: its enclosing element's end.
-    end: usize,
 }
 
 impl<'a> ShapeReader<'a> {
@@ -372,15 +373,15 @@ impl<'a> ShapeReader<'a> {
     /// reader of the elements inside it.
     #[inline(always)]
     pub(crate) fn outer(buf: &'a [u8], typ: u32) -> Option<Self> {
-        let mut r = ShapeReader { buf, pos: 0, end: buf.len() };
+        let mut r = ShapeReader { buf, pos: 0 };
         let value = r.take(typ)?;
-        (value.end == buf.len()).then_some(ShapeReader { buf, pos: value.start, end: value.end })
+        (value.end == buf.len()).then_some(ShapeReader { buf, pos: value.start })
     }
 
     /// A reader of the elements inside `value`, a range [`ShapeReader::take`] returned.
     #[inline(always)]
     pub(crate) fn inner(&self, value: std::ops::Range<usize>) -> Self {
-        ShapeReader { buf: self.buf, pos: value.start, end: value.end }
+        ShapeReader { buf: &self.buf[..value.end], pos: value.start }
     }
 
     /// The value range of the next element if its type is `typ` (below 253) and
@@ -389,13 +390,13 @@ impl<'a> ShapeReader<'a> {
     #[inline(always)]
     pub(crate) fn take(&mut self, typ: u32) -> Option<std::ops::Range<usize>> {
         debug_assert!(typ < 253, "a one-byte type");
-        let (start, len) = match *self.buf.get(self.pos..self.end)? {
+        let (start, len) = match *self.buf.get(self.pos..)? {
             [t, l @ 0..=252, ..] if t as u32 == typ => (self.pos + 2, l as usize),
             [t, 253, hi, lo, ..] if t as u32 == typ => (self.pos + 4, u16::from_be_bytes([hi, lo]) as usize),
             _ => return None,
         };
         let end = start + len;
-        if end > self.end {
+        if end > self.buf.len() {
             return None;
         }
         self.pos = end;
@@ -411,7 +412,7 @@ impl<'a> ShapeReader<'a> {
     /// True when every element of the region has been read.
     #[inline(always)]
     pub(crate) fn is_done(&self) -> bool {
-        self.pos == self.end
+        self.pos == self.buf.len()
     }
 }
 
