@@ -464,14 +464,19 @@ impl<F: FibSource> Forwarder<F> {
             }
         };
         let entry = self.pcct.pit.get_mut(id).expect("just found or inserted");
-        if let Some((face, _)) = entry.has_nonce(nonce) {
-            if face != ingress || !p2p {
-                self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
-                return None;
-            }
-        }
         let expiry = now + interest.lifetime();
-        entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
+        // A new entry has no records: no Nonce of it can have looped.
+        if inserted {
+            entry.add_first_in_record(ingress, nonce, expiry, lp.pit_token.clone());
+        } else {
+            if let Some((face, _)) = entry.has_nonce(nonce) {
+                if face != ingress || !p2p {
+                    self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
+                    return None;
+                }
+            }
+            entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
+        }
         // The entry keeps the encoding that goes upstream (the received one, taken
         // from the burst, unless modified above) and every send reads it from
         // there. A modified Interest whose name the new entry took gets a

@@ -142,6 +142,17 @@ impl PitEntry {
         self.update_expiry();
     }
 
+    /// [`PitEntry::upsert_in_record`] for an entry just created, which has no
+    /// records yet: the record is appended without a search, and its expiry is
+    /// the entry's (the common Interest, whose entry is new, skipped two walks
+    /// of empty record lists).
+    #[inline(always)]
+    pub fn add_first_in_record(&mut self, face: FaceId, nonce: u32, expiry_ms: u64, pit_token: Option<Bytes>) {
+        debug_assert!(self.in_records.is_empty() && self.out_records.is_empty(), "a new entry");
+        self.in_records.push(InRecord { face, nonce, expiry_ms, pit_token });
+        self.expiry_ms = expiry_ms;
+    }
+
     /// Drops `face`'s in-record and recomputes the entry's expiry from the others
     /// (leaving it unchanged when none remain, as the caller then usually removes the entry).
     pub fn remove_in_record(&mut self, face: FaceId) -> Option<InRecord> {
@@ -532,7 +543,9 @@ mod tests {
         let mut pit = Pcct::new(4, 0, 0);
         let id = insert(&mut pit, "/a", false, false, 0);
         let e = pit.pit.get_mut(id).unwrap();
-        e.upsert_in_record(1, 111, 4000, Some(Bytes::from_static(b"tok")));
+        e.add_first_in_record(1, 111, 4000, Some(Bytes::from_static(b"tok")));
+        assert_eq!((e.in_records.len(), e.expiry_ms), (1, 4000));
+        assert_eq!(e.in_record_mut(1).map(|r| r.nonce), Some(111));
         e.upsert_in_record(2, 222, 3000, None);
         assert_eq!(e.expiry_ms, 4000);
         e.upsert_in_record(1, 112, 2000, None);
