@@ -529,6 +529,7 @@ impl<F: FibSource> Forwarder<F> {
             f != ingress && faces.get(f).is_some_and(|m| !(is_localhop && !ingress_local && !m.local))
         };
         match strategy::on_interest(kind, entry, nexthops, now, usable) {
+            InterestDecision::ForwardTo(face) => self.send_interest(now, id, ingress, face, out),
             InterestDecision::Forward(targets) => {
                 for face in targets {
                     self.send_interest(now, id, ingress, face, out);

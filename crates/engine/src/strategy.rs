@@ -50,6 +50,9 @@ impl StrategyKind {
 /// What to do with an Interest that was just added to the PIT.
 #[derive(Debug, PartialEq, Eq)]
 pub enum InterestDecision {
+    /// Send to this one face (best-route's decision: a variant of its own, so
+    /// the common Interest builds no list).
+    ForwardTo(FaceId),
     /// Send to these faces.
     Forward(SmallVec<[FaceId; 4]>),
     /// Already sent upstream very recently: wait for the answer.
@@ -80,8 +83,8 @@ pub fn on_interest(
         }
         StrategyKind::BestRoute => {
             if entry.out_records.is_empty() {
-                let first = candidates.next().map(|nh| nh.face).into_iter().collect();
-                return InterestDecision::Forward(first);
+                // The first usable next hop (there is one: peeked above).
+                return candidates.next().map_or(InterestDecision::NoRoute, |nh| InterestDecision::ForwardTo(nh.face));
             }
             if entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS) {
                 return InterestDecision::Suppress;
@@ -94,7 +97,7 @@ pub fn on_interest(
                     entry.out_records.iter().find(|o| o.face == nh.face).map_or(0, |o| o.sent_ms)
                 })
             });
-            InterestDecision::Forward(pick.map(|nh| nh.face).into_iter().collect())
+            pick.map_or(InterestDecision::NoRoute, |nh| InterestDecision::ForwardTo(nh.face))
         }
     }
 }
@@ -127,4 +130,52 @@ pub fn on_nack(kind: StrategyKind, entry: &PitEntry, nexthops: &[NextHop], usabl
         .min_by_key(|r| r.severity())
         .unwrap_or(NackReason::NoRoute);
     NackDecision::GiveUp(reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trajan_tables::Pcct;
+    use trajan_wire::Interest;
+
+    const HOPS: [NextHop; 3] = [NextHop { face: 1, cost: 0 }, NextHop { face: 2, cost: 10 }, NextHop { face: 3, cost: 20 }];
+
+    /// A pending entry of its own table, with out-records on `(face, sent_ms)`.
+    fn entry(sent: &[(FaceId, u64)]) -> (Pcct, trajan_tables::PitId) {
+        let mut pcct = Pcct::new(8, 0, 0);
+        let (id, _) = pcct.find_or_insert(&Interest::new("/a".parse().unwrap()), 0).unwrap();
+        let e = pcct.pit.get_mut(id).unwrap();
+        for &(face, at) in sent {
+            e.upsert_out_record(face, 1, at);
+        }
+        (pcct, id)
+    }
+
+    fn decide(kind: StrategyKind, sent: &[(FaceId, u64)], now: u64, usable: impl Fn(FaceId) -> bool) -> InterestDecision {
+        let (pcct, id) = entry(sent);
+        on_interest(kind, pcct.pit.get(id).unwrap(), &HOPS, now, usable)
+    }
+
+    #[test]
+    fn best_route_sends_a_new_interest_to_the_first_usable_next_hop() {
+        assert_eq!(decide(StrategyKind::BestRoute, &[], 0, |_| true), InterestDecision::ForwardTo(1));
+        assert_eq!(decide(StrategyKind::BestRoute, &[], 0, |f| f != 1), InterestDecision::ForwardTo(2));
+        assert_eq!(decide(StrategyKind::BestRoute, &[], 0, |_| false), InterestDecision::NoRoute);
+    }
+
+    #[test]
+    fn best_route_retransmits_to_an_untried_then_the_longest_untried_next_hop() {
+        let suppressed = RETX_SUPPRESSION_MS - 1;
+        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 0)], suppressed, |_| true), InterestDecision::Suppress);
+        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 0)], 100, |_| true), InterestDecision::ForwardTo(2));
+        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 30), (2, 0), (3, 20)], 100, |_| true), InterestDecision::ForwardTo(2));
+        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 30), (2, 0), (3, 20)], 100, |f| f != 2), InterestDecision::ForwardTo(3));
+    }
+
+    #[test]
+    fn multicast_sends_to_every_usable_next_hop() {
+        let all = decide(StrategyKind::Multicast, &[], 0, |f| f != 2);
+        assert_eq!(all, InterestDecision::Forward([1, 3].into_iter().collect()));
+        assert_eq!(decide(StrategyKind::Multicast, &[(1, 0)], 1, |_| true), InterestDecision::Suppress);
+    }
 }
