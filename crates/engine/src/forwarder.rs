@@ -455,7 +455,7 @@ impl<F: FibSource> Forwarder<F> {
             Probe::Inserted(id) => (id, true),
             Probe::Cached(pkt) => {
                 self.counters.cs_hits += 1;
-                self.send_data(ingress, pkt, lp.pit_token.clone(), out);
+                send_data(&mut self.faces, &mut self.counters, ingress, pkt, lp.pit_token.clone(), out);
                 return None;
             }
             Probe::Full => {
@@ -599,12 +599,6 @@ impl<F: FibSource> Forwarder<F> {
         out.push(Outgoing { face, pkt });
     }
 
-    /// Sends a Data (its encoding, given up by the caller: sent as is unless a
-    /// PIT token has to be attached, so passing it costs no reference count).
-    fn send_data(&mut self, face: FaceId, wire: Bytes, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
-        send_data_on(&mut self.faces, &mut self.counters, face, wire, pit_token, out);
-    }
-
     fn send_nack(&mut self, face: FaceId, interest: &Interest, reason: NackReason, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
         self.send_nack_wire(face, &interest.encode(), reason, pit_token, out);
     }
@@ -672,9 +666,9 @@ impl<F: FibSource> Forwarder<F> {
         // decoded Data after this), the others a reference each.
         if let Some((face, token)) = sent.pop() {
             for (face, token) in sent.drain(..) {
-                send_data_on(faces, counters, face, data.wire.clone(), token, out);
+                send_data(faces, counters, face, data.wire.clone(), token, out);
             }
-            send_data_on(faces, counters, face, std::mem::take(&mut data.wire), token, out);
+            send_data(faces, counters, face, std::mem::take(&mut data.wire), token, out);
         }
     }
 
@@ -725,10 +719,11 @@ impl<F: FibSource> Forwarder<F> {
     }
 }
 
-/// [`Forwarder::send_data`] with the forwarder's faces and counters passed on
-/// their own, for a caller that holds other parts of it (the Data pipeline,
-/// iterating its downstreams).
-fn send_data_on(faces: &mut FaceTable, counters: &mut ForwarderCounters, face: FaceId, wire: Bytes, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
+/// Sends a Data (its encoding, given up by the caller: sent as is unless a
+/// PIT token has to be attached, so passing it costs no reference count). A
+/// function of the forwarder's faces and counters alone, so the Data pipeline
+/// can send while it holds the forwarder's other parts (its downstreams).
+fn send_data(faces: &mut FaceTable, counters: &mut ForwarderCounters, face: FaceId, wire: Bytes, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
     let Some(meta) = faces.get_mut(face) else { return };
     meta.counters.packets.out_data += 1;
     counters.packets.out_data += 1;
