@@ -15,6 +15,7 @@
 mod huge;
 mod ilist;
 mod line_index;
+mod parents;
 mod slab;
 mod ways;
 

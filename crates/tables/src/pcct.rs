@@ -19,20 +19,18 @@ use crate::line_index::LineIndex;
 use crate::name_key::NameHasher;
 use crate::pit::{Pit, PitFull, PitId};
 
-/// What an index value names: a cached packet, an indirect entry, the parent
-/// prefix of a cached packet (answered by that packet), or a pending Interest.
-/// One name has at most one CS slot (a packet with exactly that name replaces an
-/// indirect or parent entry, since it is what a CanBePrefix Interest for the name
-/// would be answered with first) and up to four PIT entries, one per selector
-/// combination.
+/// What an index value names: a cached packet, an indirect entry, or a pending
+/// Interest. One name has at most one CS slot (a packet with exactly that name
+/// replaces an indirect entry, since it is what a CanBePrefix Interest for the
+/// name would be answered with first) and up to four PIT entries, one per
+/// selector combination. (The parents cached packets answer for are kept
+/// apart, in [`crate::parents`].)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Slot {
     /// A cached packet (its index in the CS's slab).
     Direct(u32),
     /// A name a CanBePrefix Interest asked for (an indirect entry's index).
     Indirect(u32),
-    /// The parent prefix a cached packet registered (the packet's index).
-    Parent(u32),
     /// A pending Interest (its index in the PIT's slab).
     Pending(u32),
 }
@@ -49,9 +47,8 @@ impl Slot {
     pub(crate) fn encode(self) -> u32 {
         let (kind, i) = match self {
             Slot::Direct(i) => (0, i),
-            Slot::Parent(i) => (1, i),
-            Slot::Indirect(i) => (2, i),
-            Slot::Pending(i) => (3, i),
+            Slot::Indirect(i) => (1, i),
+            Slot::Pending(i) => (2, i),
         };
         debug_assert!(i <= INDEX_MASK);
         kind << KIND_SHIFT | i
@@ -63,8 +60,7 @@ impl Slot {
         let i = v & INDEX_MASK;
         match v >> KIND_SHIFT {
             0 => Slot::Direct(i),
-            1 => Slot::Parent(i),
-            2 => Slot::Indirect(i),
+            1 => Slot::Indirect(i),
             _ => Slot::Pending(i),
         }
     }
@@ -440,7 +436,7 @@ mod tests {
             let other = 1 << crate::pit::selectors(n % 2 == 0, false);
             assert_eq!(t.walk(TAG, name(&uri).value(), other, |_| true), cached, "{uri}: other selectors");
         }
-        assert_eq!(t.walk(TAG, name("/c").value(), ANY_SELECTORS, |_| true), Some(Slot::Parent(0)), "the packet's parent");
+        assert_eq!(t.walk(TAG, name("/c").value(), ANY_SELECTORS, |_| true), None, "the packet's parent is not in the index");
         assert_eq!(t.walk(TAG, name("/c/99").value(), ANY_SELECTORS, |_| true), None);
     }
 

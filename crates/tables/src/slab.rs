@@ -115,6 +115,13 @@ impl<T> Slab<T> {
         self.slots[idx as usize].val.as_ref().expect("linked slab index is occupied")
     }
 
+    /// The entry at an index, if one is there: for a table whose references
+    /// to entries may be stale (the CS's parent table).
+    #[inline]
+    pub fn get_at(&self, idx: u32) -> Option<&T> {
+        self.slots.get(idx as usize).and_then(|s| s.val.as_ref())
+    }
+
     /// Mutable form of [`Slab::at`].
     pub fn at_mut(&mut self, idx: u32) -> &mut T {
         self.slots[idx as usize].val.as_mut().expect("linked slab index is occupied")
