@@ -145,8 +145,8 @@ impl LineIndex {
     /// Stores `val` (below [`EMPTY`]) under `tag`; the caller has checked it is not
     /// there yet. Keeps the load at most [`MAX_LOAD`] by doubling the table.
     ///
-    /// Always inlined, its growth kept out of line: an exchange inserts three
-    /// times (a PIT entry, a cached packet and its parent), and as a call the
+    /// Always inlined, its growth kept out of line: an exchange inserts twice
+    /// (a PIT entry and a cached packet), and as a call the
     /// prologue and epilogue alone cost ≈ 50 instructions per exchange, which a
     /// profile-guided build inlined away (docs/PERFORMANCE.md).
     #[inline(always)]
