@@ -307,7 +307,7 @@ impl Cs {
                 self.unindex(victim);
                 let d = self.direct.at_mut(victim);
                 *d = entry(d.links);
-                self.touch(victim);
+                self.lru.rotate_tail(&mut self.direct);
                 self.prefetch_victims();
                 victim
             }
@@ -330,8 +330,9 @@ impl Cs {
     /// of it, is found first ([`Cs::find_match_slow`]). `parents` holds their
     /// tags, in [`parent_lengths`] order.
     fn register_prefixes(&mut self, idx: u32, name: &Name, parents: &[u32; PREFIX_LEVELS]) {
-        for (_, &tag) in parent_lengths(name.len()).zip(parents) {
-            self.parents.register(tag, idx);
+        // One level (asserted at PREFIX_LEVELS): the parent, when not the root.
+        if name.len() > 1 {
+            self.parents.register(parents[0], idx);
         }
     }
 

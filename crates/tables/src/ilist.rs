@@ -79,6 +79,21 @@ impl List {
         self.head = idx;
     }
 
+    /// Moves the last entry to the front (a full cache reusing its least
+    /// recently used slot): [`List::unlink`] then [`List::push_front`] of the
+    /// tail, with the slab read and written a third less.
+    pub fn rotate_tail<T: Linked>(&mut self, slab: &mut Slab<T>) {
+        let (tail, head) = (self.tail, self.head);
+        if tail == head {
+            return;
+        }
+        let prev = slab.at(tail).links().prev;
+        slab.at_mut(prev).links_mut().next = NIL;
+        *slab.at_mut(tail).links_mut() = Links { prev: NIL, next: head };
+        slab.at_mut(head).links_mut().prev = tail;
+        (self.head, self.tail) = (tail, prev);
+    }
+
     /// Unlinks entry `idx`, which must be on this list.
     pub fn unlink<T: Linked>(&mut self, slab: &mut Slab<T>, idx: u32) {
         let Links { prev, next } = *slab.at(idx).links();
@@ -126,6 +141,26 @@ mod tests {
         back.reverse();
         assert_eq!(out, back, "forward and backward links agree");
         out
+    }
+
+    #[test]
+    fn the_tail_rotates_to_the_front() {
+        let mut slab = Slab::new();
+        let mut list = List::default();
+        list.rotate_tail(&mut slab);
+        assert!(list.is_empty(), "an empty list stays empty");
+        let ids: Vec<u32> = (0..3).map(|v| slab.insert(Node(v, Links::default())).idx).collect();
+        list.push_front(&mut slab, ids[0]);
+        list.rotate_tail(&mut slab);
+        assert_eq!(walk(&list, &slab), [0], "one entry is its own tail");
+        list.push_front(&mut slab, ids[1]);
+        list.rotate_tail(&mut slab);
+        assert_eq!(walk(&list, &slab), [0, 1]);
+        list.push_front(&mut slab, ids[2]);
+        list.rotate_tail(&mut slab);
+        assert_eq!(walk(&list, &slab), [1, 2, 0]);
+        list.rotate_tail(&mut slab);
+        assert_eq!(walk(&list, &slab), [0, 1, 2]);
     }
 
     #[test]
