@@ -45,7 +45,9 @@ const SLOTS: usize = 64;
 /// network), and moves into the slot when it frees.
 #[derive(Debug)]
 pub struct FaceTable {
-    slots: Box<[Option<(FaceId, FaceMeta)>]>,
+    /// An array, not a slice: a slot number below [`SLOTS`] needs no bounds
+    /// check (five face lookups per exchange).
+    slots: Box<[Option<(FaceId, FaceMeta)>; SLOTS]>,
     /// Faces whose slot another face holds.
     overflow: HashMap<FaceId, FaceMeta, RandomState>,
     /// Faces in `slots`.
@@ -54,7 +56,7 @@ pub struct FaceTable {
 
 impl Default for FaceTable {
     fn default() -> Self {
-        FaceTable { slots: (0..SLOTS).map(|_| None).collect(), overflow: HashMap::default(), slotted: 0 }
+        FaceTable { slots: Box::new(std::array::from_fn(|_| None)), overflow: HashMap::default(), slotted: 0 }
     }
 }
 
