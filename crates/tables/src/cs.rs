@@ -15,7 +15,7 @@
 //! earlier Interest asked for misses and goes upstream, which is always a correct
 //! answer for a cache; exact names and implicit digests never miss while their
 //! Data is cached. The parent every packet registers goes into a lossy table of
-//! its own ([`crate::parents`]: one write per cached packet, nothing per
+//! its own (`parents.rs`: one write per cached packet, nothing per
 //! eviction, checked against the packet when asked), the entries Interests add
 //! into the index (up to [`MAX_INDIRECT`] per packet, inserted and removed with
 //! it, each keeping its own name).
@@ -49,7 +49,7 @@ pub const MAX_INDIRECT: usize = 4;
 /// How many of a packet's longest proper prefixes it answers as soon as it is
 /// cached: its parent, so a CanBePrefix Interest one component above an exactly
 /// fetched packet is a hit, as in NFD (unless the lossy parent table forgot the
-/// registration, see [`crate::parents`]). Each level costs work per cached
+/// registration, see `parents.rs`). Each level costs work per cached
 /// packet (as index entries, one level, then an indirect entry of its own, took
 /// the CS insert from ≈ 270 to ≈ 430–900 ns, two levels to ≈ 850–930), so
 /// deeper discovery relies on [`Cs::insert_indirect`]: a repeated discovery hits.
