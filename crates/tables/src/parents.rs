@@ -141,6 +141,39 @@ mod tests {
         assert_eq!(t.get(tag_in(&t, 4, 1)), None, "other buckets are untouched");
     }
 
+    proptest::proptest! {
+        /// Whatever the registrations (tags drawn from few buckets, so that
+        /// buckets overflow), a tag answers the packet registered under it last
+        /// or nothing, never an older packet or another tag's; and a tag among
+        /// the last [`WAYS`] to take a way in its bucket is always answered.
+        #[test]
+        fn answers_the_latest_registration_or_nothing(regs in proptest::collection::vec((0u32..4, 0u32..6, 0u32..1000), 1..200)) {
+            let mut t = ParentTable::new(64);
+            let mut latest = std::collections::HashMap::new();
+            // Per bucket, the tags in the order they took a way, newest first.
+            let mut ways: std::collections::HashMap<u32, Vec<u32>> = std::collections::HashMap::new();
+            for (b, low, packet) in regs {
+                let tag = tag_in(&t, b, low);
+                t.register(tag, packet);
+                latest.insert(tag, packet);
+                let w = ways.entry(b).or_default();
+                if !w.contains(&tag) {
+                    w.insert(0, tag);
+                    w.truncate(WAYS);
+                }
+                for (&tag, &packet) in &latest {
+                    let got = t.get(tag);
+                    proptest::prop_assert!(got.is_none() || got == Some(packet), "tag {tag:#x}: {got:?}, latest {packet}");
+                }
+                for (&b, w) in &ways {
+                    for &tag in w {
+                        proptest::prop_assert_eq!(t.get(tag), Some(latest[&tag]), "bucket {} tag {:#x}", b, tag);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn an_empty_table_answers_nothing() {
         let mut t = ParentTable::new(0);
