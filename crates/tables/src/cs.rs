@@ -376,18 +376,20 @@ impl Cs {
     /// digest, the Data whose full name it is; then, with CanBePrefix, the Data an
     /// indirect entry points at. With MustBeFresh only fresh Data qualify.
     pub fn lookup(&mut self, interest: &Interest, now_ms: u64) -> Option<&Bytes> {
-        let found = self.find(self.tag_of(&interest.name, interest.name.len()), interest.name.value());
-        self.answer(interest, found, now_ms)
+        let tag = self.tag_of(&interest.name, interest.name.len());
+        let found = self.find(tag, interest.name.value());
+        self.answer(interest, tag, found, now_ms)
     }
 
-    /// [`Cs::lookup`] given the slot the index holds for `interest`'s name
-    /// (`found`, from a walk since which the index has not changed): the
-    /// Interest's name is looked up once for the PIT and the CS ([`crate::Pcct`]).
+    /// [`Cs::lookup`] given the index tag of `interest`'s name and the slot the
+    /// index holds for it (`found`, from a walk since which the index has not
+    /// changed): the Interest's name is hashed and looked up once for the PIT
+    /// and the CS ([`crate::Pcct`]), its parent table lookup included.
     ///
     /// Always inlined: once per packet (see `trajan_wire::Name::from_value`).
     #[inline(always)]
-    pub(crate) fn answer(&mut self, interest: &Interest, found: Option<Slot>, now_ms: u64) -> Option<&Bytes> {
-        match self.find_match(interest, found, now_ms) {
+    pub(crate) fn answer(&mut self, interest: &Interest, tag: u32, found: Option<Slot>, now_ms: u64) -> Option<&Bytes> {
+        match self.find_match(interest, tag, found, now_ms) {
             Some(idx) => {
                 self.hits += 1;
                 self.touch(idx);
@@ -400,21 +402,21 @@ impl Cs {
         }
     }
 
-    /// The packet that satisfies `interest`, given its name's slot (`found`).
+    /// The packet that satisfies `interest`, given its name's tag and slot (`found`).
     /// A name the index does not hold and that ends in no implicit digest has
     /// none, which is decided inline: it is every Interest the cache misses
     /// (as a call, 41 instructions per exchange, docs/PERFORMANCE.md).
     #[inline(always)]
-    fn find_match(&self, interest: &Interest, found: Option<Slot>, now_ms: u64) -> Option<u32> {
+    fn find_match(&self, interest: &Interest, tag: u32, found: Option<Slot>, now_ms: u64) -> Option<u32> {
         if found.is_none() && !interest.can_be_prefix && interest.name.implicit_digest().is_none() {
             return None;
         }
-        self.find_match_slow(interest, found, now_ms)
+        self.find_match_slow(interest, tag, found, now_ms)
     }
 
     /// [`Cs::find_match`] of a name the index holds or one ending in a digest.
     #[inline(never)]
-    fn find_match_slow(&self, interest: &Interest, found: Option<Slot>, now_ms: u64) -> Option<u32> {
+    fn find_match_slow(&self, interest: &Interest, tag: u32, found: Option<Slot>, now_ms: u64) -> Option<u32> {
         let usable = |idx: &u32| !interest.must_be_fresh || now_ms < self.direct.at(*idx).fresh_until;
         let name = &interest.name;
         match found {
@@ -428,7 +430,6 @@ impl Cs {
             _ => {}
         }
         if interest.can_be_prefix && !name.is_empty() {
-            let tag = self.tag_of(name, name.len());
             if let Some(idx) = self.registered_under(tag, name.value()).filter(usable) {
                 return Some(idx);
             }
@@ -477,8 +478,8 @@ impl Cs {
         while let Some(idx) = at {
             let d = self.direct.at(idx);
             if let Ok(name) = Name::from_value(d.wire.slice(d.name.start as usize..d.name.end as usize)) {
-                let tags = [self.tag_of(&name, name.len().saturating_sub(1))];
-                self.register_prefixes(idx, &name, &tags);
+                let key = Cs::key(&self.names.key(&name));
+                self.register_prefixes(idx, &name, &key.parents);
             }
             at = self.lru.prev(&self.direct, idx);
         }

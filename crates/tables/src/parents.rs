@@ -38,6 +38,15 @@ struct Bucket {
     packets: [u32; WAYS],
 }
 
+impl Bucket {
+    /// Bit `w` set for each occupied way registered under `tag` (an empty way
+    /// has tag 0 too, and no packet).
+    #[inline]
+    fn holding(&self, tag: u32) -> u32 {
+        ways_equal(&self.tags, tag) & !ways_equal(&self.packets, 0)
+    }
+}
+
 /// The table: a prefix's 32-bit tag (as the index's, [`crate::line_index::LineIndex::tag`])
 /// to the cached packet that last registered it.
 pub(crate) struct ParentTable {
@@ -49,12 +58,13 @@ pub(crate) struct ParentTable {
 impl ParentTable {
     /// An empty table for a store of up to `capacity` packets (none for 0).
     pub fn new(capacity: usize) -> Self {
-        let buckets = (capacity * WAYS_PER_PACKET).div_ceil(WAYS).next_power_of_two().min(1 << 31);
+        // At most 2^27 buckets: a store holds at most `cs::MAX_CAPACITY` (2^28) packets.
+        let buckets = (capacity * WAYS_PER_PACKET).div_ceil(WAYS).next_power_of_two();
         let buckets = if capacity == 0 { Vec::new() } else { crate::huge::filled(buckets, Bucket::default()) };
         ParentTable { shift: 32 - buckets.len().max(1).trailing_zeros(), buckets }
     }
 
-    /// The bucket of `tag`; the table must have buckets.
+    /// The bucket of `tag` (0 for a table of none, which has no bucket 0).
     #[inline]
     fn home(&self, tag: u32) -> usize {
         (u64::from(tag) >> self.shift) as usize
@@ -73,7 +83,7 @@ impl ParentTable {
     pub fn register(&mut self, tag: u32, packet: u32) {
         let home = self.home(tag);
         let Some(b) = self.buckets.get_mut(home) else { return };
-        let same = ways_equal(&b.tags, tag) & !ways_equal(&b.packets, 0);
+        let same = b.holding(tag);
         if same != 0 {
             b.packets[same.trailing_zeros() as usize] = packet + 1;
         } else {
@@ -89,7 +99,7 @@ impl ParentTable {
     #[inline]
     pub fn get(&self, tag: u32) -> Option<u32> {
         let b = self.buckets.get(self.home(tag))?;
-        let same = ways_equal(&b.tags, tag) & !ways_equal(&b.packets, 0);
+        let same = b.holding(tag);
         (same != 0).then(|| b.packets[same.trailing_zeros() as usize] - 1)
     }
 }

@@ -187,7 +187,7 @@ impl Pcct {
             return Ok(Probe::Found(self.pit.id_at(i)));
         }
         if ask_cache {
-            if let Some(wire) = self.cs.answer(interest, cached, now_ms) {
+            if let Some(wire) = self.cs.answer(interest, tag, cached, now_ms) {
                 return Ok(Probe::Cached(wire.clone()));
             }
         }
