@@ -396,21 +396,24 @@ impl Name {
 
     /// The implicit SHA-256 digest in the last component, if present.
     ///
-    /// Asked of every Interest and Data the engine forwards, so it reads the last
-    /// component's two header bytes instead of parsing it: validation made a
-    /// digest component's header exactly one type byte and one length byte (32).
+    /// Asked of every Interest the engine forwards, so it reads two header
+    /// bytes instead of parsing the last component: validation made a digest
+    /// component exactly 34 bytes (one type byte, one length byte of 32, the
+    /// digest), so only the two bytes 34 from the end can start one. Most names
+    /// are told apart there, before their last component is located (which
+    /// cost as much again).
     #[inline]
     pub fn implicit_digest(&self) -> Option<&[u8]> {
-        let n = self.len();
-        let start = match n {
-            0 => return None,
-            1 => 0,
-            _ => self.end(n - 2),
-        };
-        match &self.value[start..] {
-            [t, 32, digest @ ..] if u32::from(*t) == IMPLICIT_SHA256_DIGEST && digest.len() == 32 => Some(digest),
-            _ => None,
+        let value = &self.value[..];
+        let start = value.len().checked_sub(34)?;
+        if u32::from(value[start]) != IMPLICIT_SHA256_DIGEST || value[start + 1] != 32 {
+            return None;
         }
+        // Those bytes may lie inside an earlier component: they start the
+        // digest only where the component before the last one ends.
+        let n = self.len();
+        let last = if n >= 2 { self.end(n - 2) } else { 0 };
+        (last == start).then(|| &value[start + 2..])
     }
 
     /// Appends the whole Name element to `out`.
@@ -631,6 +634,24 @@ mod tests {
         assert_eq!(n.prefix(2).to_string(), "/a/b");
         assert!(n.prefix(2).is_prefix_of(&n));
         assert!(!n.is_prefix_of(&n.prefix(2)));
+    }
+
+    #[test]
+    fn digest_header_bytes_inside_another_component_are_no_digest() {
+        // A component's value holding the bytes of a digest header exactly 34
+        // bytes from the name's end: only a component starting there counts.
+        let mut value = [0u8; 40];
+        value[6..8].copy_from_slice(&[IMPLICIT_SHA256_DIGEST as u8, 32]);
+        let inside = Name::from_components([(GENERIC_COMPONENT, &value[..])]);
+        assert_eq!(inside.value()[inside.value().len() - 34..][..2], [IMPLICIT_SHA256_DIGEST as u8, 32]);
+        assert_eq!(inside.implicit_digest(), None);
+        // The digest alone, and after that same component.
+        let digest = [7u8; 32];
+        let alone = Name::from_components([(IMPLICIT_SHA256_DIGEST, &digest[..])]);
+        assert_eq!(alone.implicit_digest(), Some(&digest[..]));
+        assert_eq!(inside.append(IMPLICIT_SHA256_DIGEST, &digest).implicit_digest(), Some(&digest[..]));
+        // A last component as long as a digest but of another type.
+        assert_eq!(Name::from_components([(GENERIC_COMPONENT, &digest[..])]).implicit_digest(), None);
     }
 
     #[test]
