@@ -92,7 +92,7 @@ fn pieces(c: &mut Criterion) {
                 for (i, d) in decoded.iter().zip(&data) {
                     pit.find_or_insert(i, 0).unwrap();
                     ids.clear();
-                    pit.matches_for_data(d, names.full(&d.name), &mut ids);
+                    pit.matches_for_data(d, names.full(d.name()), &mut ids);
                     for id in ids.drain(..) {
                         black_box(pit.remove(id));
                     }

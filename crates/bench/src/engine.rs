@@ -999,7 +999,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
             out.clear();
         }
         out.push(Outgoing { face: PRODUCER, pkt: w.clone() });
-        out.push(Outgoing { face: *f, pkt: LpPacket::wrap(&d.wire, &LpHeaders::default()) });
+        out.push(Outgoing { face: *f, pkt: LpPacket::wrap(d.wire(), &LpHeaders::default()) });
     });
     drop(out);
 
@@ -1020,7 +1020,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
         let t1 = Instant::now();
         for d in dchunk {
             ids.clear();
-            pit.matches_for_data(d, names.full(&d.name), &mut ids);
+            pit.matches_for_data(d, names.full(d.name()), &mut ids);
             for id in ids.drain(..) {
                 black_box(pit.remove(id));
             }

@@ -54,10 +54,10 @@ pub struct Outgoing {
 
 /// A decoded packet of a burst. An Interest or Data lies in its [`Slots`] list,
 /// at `slot` (a Nack's Interest in the Interest list too, so that no variant
-/// holds a whole packet and the burst's list stays a few cache lines). `lp`
-/// indexes the burst's [`Linked`] list when the packet came in an LpPacket; a
-/// bare packet, the common case, has none, and an Interest's encoding is then
-/// the received packet itself. Keeping the decoded packets and
+/// holds a whole packet and the burst's list stays a few cache lines), having
+/// taken its packet (an Interest's name holds it). `lp` indexes the burst's
+/// list of link headers when the packet came in an LpPacket; a bare packet, the
+/// common case, has none. Keeping the decoded packets and
 /// the rare link fields out of line keeps `Parsed` small, so filling the burst's
 /// list moves few bytes. `keys` are the name's, made once as the burst is decoded.
 enum Parsed {
@@ -82,9 +82,10 @@ struct Slots {
 
 impl Slots {
     /// Decodes an Interest into the burst's next Interest slot and returns the
-    /// slot; a packet that fails to decode takes none.
+    /// slot; a packet that fails to decode takes none. Its name takes the
+    /// packet (which a new PIT entry forwards from there).
     #[inline(always)]
-    fn decode_interest(&mut self, wire: &Bytes) -> Result<usize, WireError> {
+    fn decode_interest(&mut self, wire: Bytes) -> Result<usize, WireError> {
         let k = self.used.0;
         if k == self.interests.len() {
             self.interests.push(Interest::new(Name::root()));
@@ -109,25 +110,24 @@ impl Slots {
     /// Ends the burst: the filled slots let go of the buffers their packets
     /// viewed (an idle forwarder pins none) and are free again.
     ///
-    /// An empty name or wire here views no buffer (decoding slices it from the
-    /// packet, and an empty slice is a static one; a name or wire the tables
-    /// took left the static empty one behind), so it is left as it is: the
-    /// common Interest's name went to its PIT entry, the common Data's wire to
-    /// its downstream, and dropping their static replacements was a call each.
+    /// An empty name buffer here holds no packet (a packet the tables or a
+    /// downstream took left the static empty one behind), so it is left as it
+    /// is: the common Interest's name went to its PIT entry, the common Data's
+    /// packet to its downstream, and dropping their static replacements was a
+    /// call each.
     fn release(&mut self) {
         for i in &mut self.interests[..self.used.0] {
-            if !i.name.value().is_empty() {
+            if !i.name.buffer().is_empty() {
                 i.name = Name::root();
             }
             i.forwarding_hint = None;
             i.params_tail = None;
         }
         for d in &mut self.data[..self.used.1] {
-            d.name = Name::root();
-            d.final_block_id = None;
-            if !d.wire.is_empty() {
-                d.wire = Bytes::new();
+            if !d.wire().is_empty() {
+                d.take_wire();
             }
+            d.final_block_id = None;
         }
         self.used = (0, 0);
     }
@@ -140,14 +140,6 @@ impl Slots {
 struct Keys {
     name: u64,
     cs: CsKey,
-}
-
-/// The LpPacket a burst's Interest or Data came in: its headers, and the fragment
-/// (the encoding an Interest is forwarded with, taken by its PIT entry; a Data
-/// takes its own fragment at decoding, leaving this empty).
-struct Linked {
-    headers: LpHeaders,
-    fragment: Bytes,
 }
 
 /// The link headers of a bare packet.
@@ -202,7 +194,9 @@ pub struct Forwarder<F: FibSource = Fib> {
     /// The burst's decoded packets, each with its index in the input.
     parsed: Vec<(usize, Parsed)>,
     slots: Slots,
-    linked: Vec<Linked>,
+    /// The headers of the LpPackets the burst's Interests and Data came in
+    /// (their fragments went to the decoded packets).
+    linked: Vec<LpHeaders>,
     /// The burst's Interests waiting for their FIB lookups.
     waiting: Vec<Waiting>,
     /// Where those lookups put their answers.
@@ -283,11 +277,12 @@ impl<F: FibSource> Forwarder<F> {
 
     /// Processes a burst of received packets, appending what to send to `out`.
     ///
-    /// The engine takes the bare packets it keeps out of `input`, leaving them
-    /// empty: a Data (cached, sent on) and an Interest's encoding (recorded in its
-    /// PIT entry, sent upstream) pass into the tables without a reference count
-    /// of their own, one atomic increment and decrement less per packet. (Of an
-    /// LpPacket it takes the fragment, a view; the caller keeps the rest.)
+    /// The engine takes the bare packets out of `input`, leaving them empty: a
+    /// Data (cached, sent on) and an Interest (its name and encoding recorded
+    /// in its PIT entry, sent upstream) pass into the tables without a
+    /// reference count of their own, one atomic increment and decrement less
+    /// per packet. (Of an LpPacket it takes the fragment, a view; the caller
+    /// keeps the rest.)
     pub fn process_burst(&mut self, now_ms: u64, input: &mut [(FaceId, Bytes)], out: &mut Vec<Outgoing>) {
         let mut parsed = std::mem::take(&mut self.parsed);
         let mut slots = std::mem::take(&mut self.slots);
@@ -306,8 +301,8 @@ impl<F: FibSource> Forwarder<F> {
             }
             Parsed::Data { slot, keys, .. } => {
                 let data = &slots.data[*slot];
-                let key = names.key(&data.name);
-                *keys = Keys { name: key.full, cs: pcct.cs.prefetch_insert(&data.name, &key) };
+                let key = names.key(data.name());
+                *keys = Keys { name: key.full, cs: pcct.cs.prefetch_insert(data.name(), &key) };
             }
             Parsed::Nack { .. } => {}
         };
@@ -324,19 +319,12 @@ impl<F: FibSource> Forwarder<F> {
         // packets still take effect in arrival order.
         let mut waiting = std::mem::take(&mut self.waiting);
         for (at, p) in parsed.iter_mut() {
-            let (face, pkt) = &mut input[*at];
-            let face = *face;
+            let face = input[*at].0;
             match p {
                 Parsed::Interest { slot, lp, keys } => {
                     let interest = &mut slots.interests[*slot];
-                    let (wire, lp) = match lp {
-                        Some(k) => {
-                            let Linked { headers, fragment } = &mut linked[*k];
-                            (fragment, &*headers)
-                        }
-                        None => (pkt, &NO_HEADERS),
-                    };
-                    if let Some(w) = self.on_interest(now_ms, face, interest, wire, lp, *keys, out) {
+                    let lp = lp.map_or(&NO_HEADERS, |k| &linked[k]);
+                    if let Some(w) = self.on_interest(now_ms, face, interest, lp, *keys, out) {
                         waiting.push(w);
                         if waiting.len() == BURST {
                             self.forward_waiting(now_ms, &mut waiting, out);
@@ -345,7 +333,7 @@ impl<F: FibSource> Forwarder<F> {
                 }
                 Parsed::Data { slot, lp, keys } => {
                     self.forward_waiting(now_ms, &mut waiting, out);
-                    let lp = lp.map_or(&NO_HEADERS, |k| &linked[k].headers);
+                    let lp = lp.map_or(&NO_HEADERS, |k| &linked[k]);
                     self.on_data(now_ms, face, &mut slots.data[*slot], lp, *keys, out)
                 }
                 Parsed::Nack { slot, reason } => {
@@ -408,7 +396,6 @@ impl<F: FibSource> Forwarder<F> {
         now: u64,
         ingress: FaceId,
         received: &mut Interest,
-        wire: &mut Bytes,
         lp: &LpHeaders,
         keys: Keys,
         out: &mut Vec<Outgoing>,
@@ -477,20 +464,22 @@ impl<F: FibSource> Forwarder<F> {
             }
             entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
         }
-        // The entry keeps the encoding that goes upstream (the received one, taken
-        // from the burst, unless modified above) and every send reads it from
-        // there. A modified Interest whose name the new entry took gets a
-        // reference to it back for its encoding (a rare path: the common one
-        // moves the received bytes, and a CS hit encodes nothing).
-        let upstream = if reencode {
+        // The entry keeps the encoding that goes upstream (the received one
+        // unless modified above) and every send reads it from there. The
+        // received packet is held by the Interest's name: a new entry took
+        // both, and an existing one takes the packet from the name. A modified
+        // Interest whose name the new entry took gets a reference to it back
+        // for its encoding (a rare path: a CS hit encodes nothing).
+        if reencode {
             if inserted {
                 interest.name = entry.name().clone();
             }
-            interest.encode()
+            entry.set_upstream(interest.encode(), nonce, interest.hop_limit);
+        } else if inserted {
+            entry.set_upstream_received(nonce, interest.hop_limit);
         } else {
-            std::mem::take(wire)
-        };
-        entry.set_upstream(upstream, nonce, interest.hop_limit);
+            entry.set_upstream(interest.name.take_buffer(), nonce, interest.hop_limit);
+        }
         // A new entry's in-record expires when the entry was made to (the
         // Interest's lifetime from now): its timer needs nothing more.
         debug_assert!(!inserted || entry.expiry_ms == expiry);
@@ -540,7 +529,7 @@ impl<F: FibSource> Forwarder<F> {
                 self.counters.no_route += 1;
                 let entry = self.pcct.pit.get_mut(id).expect("present");
                 let token = entry.remove_in_record(ingress).and_then(|r| r.pit_token);
-                let wire = entry.wire.clone();
+                let wire = entry.wire().clone();
                 if entry.in_records.is_empty() {
                     self.pcct.discard(id);
                 } else {
@@ -592,9 +581,9 @@ impl<F: FibSource> Forwarder<F> {
         meta.counters.packets.out_interests += 1;
         self.counters.packets.out_interests += 1;
         let pkt = if meta.local_fields {
-            LpPacket::wrap(&entry.wire, &LpHeaders { incoming_face_id: Some(ingress as u64), ..Default::default() })
+            LpPacket::wrap(entry.wire(), &LpHeaders { incoming_face_id: Some(ingress as u64), ..Default::default() })
         } else {
-            entry.wire.clone()
+            entry.wire().clone()
         };
         out.push(Outgoing { face, pkt });
     }
@@ -623,7 +612,7 @@ impl<F: FibSource> Forwarder<F> {
         let Some(meta) = self.faces.get_mut(ingress) else { return };
         meta.counters.packets.in_data += 1;
         self.counters.packets.in_data += 1;
-        if !meta.local && self.localhost.is_prefix_of(&data.name) {
+        if !meta.local && self.localhost.is_prefix_of(data.name()) {
             self.counters.scope_violations += 1;
             return;
         }
@@ -646,7 +635,7 @@ impl<F: FibSource> Forwarder<F> {
             let Some(entry) = pcct.pit.get(id) else { continue };
             counters.satisfied_interests += 1;
             if cache && entry.can_be_prefix() {
-                pcct.cs.insert_indirect(entry.name(), &data.name);
+                pcct.cs.insert_indirect(entry.name(), data.name());
             }
             for r in &entry.in_records {
                 if r.face == ingress || r.expiry_ms < now {
@@ -666,9 +655,9 @@ impl<F: FibSource> Forwarder<F> {
         // decoded Data after this), the others a reference each.
         if let Some((face, token)) = sent.pop() {
             for (face, token) in sent.drain(..) {
-                send_data(faces, counters, face, data.wire.clone(), token, out);
+                send_data(faces, counters, face, data.wire().clone(), token, out);
             }
-            send_data(faces, counters, face, std::mem::take(&mut data.wire), token, out);
+            send_data(faces, counters, face, data.take_wire(), token, out);
         }
     }
 
@@ -693,7 +682,7 @@ impl<F: FibSource> Forwarder<F> {
         // The entry keeps its Interest encoded: decode it for the ForwardingHint
         // and the Nacks (a rare path). It was decoded once on arrival or encoded
         // here, so this cannot fail; if it did, the Nack is simply dropped.
-        let Ok(latest) = Interest::decode(&entry.wire) else {
+        let Ok(latest) = Interest::decode(entry.wire()) else {
             self.counters.dropped_nacks += 1;
             return;
         };
@@ -756,12 +745,12 @@ fn remember_nonces(dead: &mut DeadNonceList, names: &NameHasher, entry: &trajan_
 /// pays no call (a call per packet, saving and restoring registers around its
 /// own large frame, was ≈ 40 instructions per exchange).
 #[inline(always)]
-fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<Linked>, keyed: &impl Fn(&mut Parsed, &Slots)) -> Result<(), WireError> {
+fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<LpHeaders>, keyed: &impl Fn(&mut Parsed, &Slots)) -> Result<(), WireError> {
     // A bare Interest or Data is decoded straight from the packet into its slot:
     // no LpPacket to build, no second look at its type, no copy.
     match first_type(pkt)? {
         Some(INTEREST) => {
-            let mut p = Parsed::Interest { slot: slots.decode_interest(pkt)?, lp: None, keys: Keys::default() };
+            let mut p = Parsed::Interest { slot: slots.decode_interest(std::mem::take(pkt))?, lp: None, keys: Keys::default() };
             keyed(&mut p, slots);
             parsed.push((at, p));
             Ok(())
@@ -778,29 +767,29 @@ fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: 
 
 /// [`decode`] of an LpPacket.
 #[inline(never)]
-fn decode_linked(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<Linked>, keyed: &impl Fn(&mut Parsed, &Slots)) -> Result<(), WireError> {
+fn decode_linked(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<LpHeaders>, keyed: &impl Fn(&mut Parsed, &Slots)) -> Result<(), WireError> {
     let lp = LpPacket::decode(pkt)?;
     if lp.is_fragmented() {
         return Ok(());
     }
-    let Some(mut fragment) = lp.fragment else { return Ok(()) };
+    let Some(fragment) = lp.fragment else { return Ok(()) };
     let typ = first_type(&fragment)?;
     let mut p = match typ {
         Some(INTEREST) => {
             if let Some(reason) = lp.headers.nack {
-                parsed.push((at, Parsed::Nack { slot: slots.decode_interest(&fragment)?, reason }));
+                parsed.push((at, Parsed::Nack { slot: slots.decode_interest(fragment)?, reason }));
                 return Ok(());
             }
-            Parsed::Interest { slot: slots.decode_interest(&fragment)?, lp: Some(linked.len()), keys: Keys::default() }
+            Parsed::Interest { slot: slots.decode_interest(fragment)?, lp: Some(linked.len()), keys: Keys::default() }
         }
         Some(DATA) if lp.headers.nack.is_none() => {
-            Parsed::Data { slot: slots.decode_data(std::mem::take(&mut fragment))?, lp: Some(linked.len()), keys: Keys::default() }
+            Parsed::Data { slot: slots.decode_data(fragment)?, lp: Some(linked.len()), keys: Keys::default() }
         }
         Some(t) => return Err(WireError::UnexpectedType { expected: INTEREST, got: t }),
         None => return Err(WireError::Truncated),
     };
     keyed(&mut p, slots);
-    linked.push(Linked { headers: lp.headers, fragment });
+    linked.push(lp.headers);
     parsed.push((at, p));
     Ok(())
 }

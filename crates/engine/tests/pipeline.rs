@@ -437,7 +437,7 @@ fn can_be_prefix_answers_are_cached_for_the_prefix() {
     let out = run(&mut f, 2, vec![(CONSUMER2, discover(2))]);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].face, CONSUMER2);
-    assert_eq!(decode(&out[0]).1.unwrap().name, name("/a/obj/v=1/seg=0"));
+    assert_eq!(*decode(&out[0]).1.unwrap().name(), name("/a/obj/v=1/seg=0"));
     assert_eq!(f.counters.cs_hits, 1);
     // Without CanBePrefix the prefix is not the packet's name.
     let out = run(&mut f, 3, vec![(CONSUMER2, interest("/a/obj", 3).encode())]);

@@ -147,7 +147,7 @@ pub fn ndn_to_icn(pkt: &Bytes) -> Result<augustus::Packet, EncapError> {
         }
         Some(DATA) => {
             let d = Data::decode(&inner)?;
-            to_icn(augustus::Packet::from_name(augustus::Kind::Data, &d.name, d.content_bytes()))
+            to_icn(augustus::Packet::from_name(augustus::Kind::Data, d.name(), d.content_bytes()))
         }
         _ => Err(EncapError::Untranslatable),
     }

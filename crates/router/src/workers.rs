@@ -1001,7 +1001,7 @@ pub(crate) mod tests {
             .map(|o| {
                 let lp = trajan_wire::lp::LpPacket::decode(&o.pkt).unwrap();
                 let frag = lp.fragment.unwrap();
-                Interest::decode(&frag).map(|i| i.name).or_else(|_| Data::decode(&frag).map(|d| d.name)).unwrap()
+                Interest::decode(&frag).map(|i| i.name).or_else(|_| Data::decode(&frag).map(|d| d.name().clone())).unwrap()
             })
             .collect();
         v.sort_by_key(|n| n.to_string());
@@ -1190,7 +1190,7 @@ pub(crate) mod tests {
             let (len, from) = sock.recv_from(&mut buf).unwrap();
             let lp = trajan_wire::lp::LpPacket::decode(&Bytes::copy_from_slice(&buf[..len])).unwrap();
             let data = Data::decode(&lp.fragment.unwrap()).unwrap();
-            assert_eq!(port_of.remove(&data.name.to_string()), Some(from), "{} from the wrong port", data.name);
+            assert_eq!(port_of.remove(&data.name().to_string()), Some(from), "{} from the wrong port", data.name());
         }
         assert!(port_of.is_empty());
         let total = ShardStats::sum(&w.stats());

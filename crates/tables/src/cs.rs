@@ -256,8 +256,8 @@ impl Cs {
     /// period makes it stale at once), evicting the least recently used when full.
     pub fn insert(&mut self, data: &Data, now_ms: u64) {
         if self.capacity > 0 {
-            let key = Cs::key(&self.names.key(&data.name));
-            let found = self.find(key.name, data.name.value());
+            let key = Cs::key(&self.names.key(data.name()));
+            let found = self.find(key.name, data.name().value());
             self.insert_found(data, key, found, now_ms);
         }
     }
@@ -271,19 +271,17 @@ impl Cs {
             return;
         }
         let fresh_until = now_ms.saturating_add(data.freshness_ms.unwrap_or(0));
-        // Every decoded packet's name lies in its encoding; one renamed by its
-        // holder is not cached.
-        let Some(at) = data.name_range() else { return };
+        let at = data.name_range();
         let at = at.start as u32..at.end as u32;
         let tag = key.name;
         match found {
             Some(Slot::Direct(idx)) => {
                 let d = self.direct.at_mut(idx);
-                d.wire = data.wire.clone();
+                d.wire = data.wire().clone();
                 d.name = at;
                 d.fresh_until = fresh_until;
                 self.touch(idx);
-                self.register_prefixes(idx, &data.name, &key.parents);
+                self.register_prefixes(idx, data.name(), &key.parents);
                 return;
             }
             Some(Slot::Indirect(i)) => self.remove_indirect(i, tag),
@@ -291,7 +289,7 @@ impl Cs {
         }
         debug_assert!(self.direct.len() <= self.capacity, "set_capacity evicts down to the capacity");
         let entry = |links| Direct {
-            wire: data.wire.clone(),
+            wire: data.wire().clone(),
             name: at,
             tag,
             fresh_until,
@@ -318,7 +316,7 @@ impl Cs {
             }
         };
         self.index.insert(tag, Slot::Direct(idx).encode());
-        self.register_prefixes(idx, &data.name, &key.parents);
+        self.register_prefixes(idx, data.name(), &key.parents);
     }
 
     /// Makes the packet just cached at `idx` the answer to CanBePrefix Interests for
@@ -367,7 +365,7 @@ impl Cs {
         let Some(Slot::Direct(target)) = self.find(self.tag_of(data_name, data_name.len()), data_name.value()) else { return };
         let tag = self.tag_of(prefix, prefix.len());
         if self.find(tag, prefix.value()).is_none() && self.registered_under(tag, prefix.value()) != Some(target) {
-            self.add_indirect(target, prefix.value().clone(), tag);
+            self.add_indirect(target, prefix.value_bytes(), tag);
         }
     }
 
@@ -445,7 +443,7 @@ impl Cs {
     /// Removes up to `limit` packets under `prefix` (NFD's `cs erase`); returns how
     /// many. A management operation: it walks the recency list, O(capacity).
     pub fn erase_prefix(&mut self, prefix: &Name, limit: usize) -> usize {
-        let start = prefix.value().as_ref();
+        let start = prefix.value();
         let mut doomed = Vec::new();
         let mut at = self.lru.head();
         while let Some(idx) = at.filter(|_| doomed.len() < limit) {
@@ -560,7 +558,7 @@ mod tests {
     }
 
     fn get(cs: &mut Cs, uri: &str, cbp: bool, mbf: bool, now: u64) -> Option<String> {
-        answer(cs, &name(uri), cbp, mbf, now).map(|d| d.name.to_string())
+        answer(cs, &name(uri), cbp, mbf, now).map(|d| d.name().to_string())
     }
 
     fn content(cs: &mut Cs, uri: &str, now: u64) -> Option<Vec<u8>> {
@@ -572,7 +570,7 @@ mod tests {
         let d = data(uri, freshness, b"");
         cs.insert(&d, now);
         for p in prefixes {
-            cs.insert_indirect(&name(p), &d.name);
+            cs.insert_indirect(&name(p), d.name());
         }
     }
 
@@ -604,12 +602,12 @@ mod tests {
         assert_eq!(get(&mut cs, "/a/b/c/d/e", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
         assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None, "two components up");
         for p in ["/a/bb", "/a/b/c/d/e/f", "/a/b/c/d/e/f/g", "/a/b/c/d/e"] {
-            cs.insert_indirect(&name(p), &d.name);
+            cs.insert_indirect(&name(p), d.name());
         }
         cs.insert_indirect(&name("/a"), &name("/x/y"));
         assert_eq!(cs.indirect_len(), 0, "only proper prefixes of cached Data the packet does not answer already");
         for p in ["/", "/a", "/a/b", "/a/b/c", "/a/b/c/d"] {
-            cs.insert_indirect(&name(p), &d.name);
+            cs.insert_indirect(&name(p), d.name());
         }
         assert_eq!(cs.indirect_len(), MAX_INDIRECT, "no more than the packet's bound");
         assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
@@ -836,7 +834,7 @@ mod tests {
                 let parent = n.prefix(n.len() - 1);
                 let kept_under = |got: &Name| parent.is_prefix_of(got) && model.iter().any(|(m, _)| m == got);
                 if let Some(got) = answer(&mut cs, &parent, true, false, 0) {
-                    prop_assert!(kept_under(&got.name), "{:?} answered with {:?}", parent, got.name);
+                    prop_assert!(kept_under(got.name()), "{:?} answered with {:?}", parent, got.name());
                 }
             }
         }
@@ -859,7 +857,7 @@ mod tests {
             let mut model: Vec<(Data, u64)> = Vec::new();
             for (n, fresh, c) in cached {
                 let d = data(&n.to_string(), fresh, &[c]);
-                model.retain(|(m, _)| m.name != d.name);
+                model.retain(|(m, _)| m.name() != d.name());
                 model.push((d.clone(), fresh.unwrap_or(0)));
                 cs.insert(&d, 0);
             }
@@ -871,17 +869,17 @@ mod tests {
                 };
                 let i = interest(&n, cbp, mbf);
                 let usable = |d: &Data, fresh_ms: u64| matches_data(&i, d) && (!mbf || now < fresh_ms);
-                let exact = model.iter().any(|(d, f)| (d.name == n || d.full_name() == n) && usable(d, *f));
+                let exact = model.iter().any(|(d, f)| (*d.name() == n || d.full_name() == n) && usable(d, *f));
                 let newest_under = model
                     .iter()
                     .rev()
-                    .find(|(d, _)| !n.is_empty() && n.len() < d.name.len() && d.name.len() - n.len() <= PREFIX_LEVELS && n.is_prefix_of(&d.name));
-                let named_so = model.iter().any(|(d, _)| d.name == n);
+                    .find(|(d, _)| !n.is_empty() && n.len() < d.name().len() && d.name().len() - n.len() <= PREFIX_LEVELS && n.is_prefix_of(d.name()));
+                let named_so = model.iter().any(|(d, _)| *d.name() == n);
                 let by_prefix = cbp && !named_so && newest_under.is_some_and(|(d, f)| usable(d, *f));
                 match answer(&mut cs, &n, cbp, mbf, now) {
                     Some(got) => {
-                        let f = model.iter().find(|(d, _)| d.name == got.name).map(|(_, f)| *f);
-                        prop_assert!(f.is_some_and(|f| usable(&got, f)), "{:?} answered {:?} wrongly", i.name, got.name);
+                        let f = model.iter().find(|(d, _)| d.name() == got.name()).map(|(_, f)| *f);
+                        prop_assert!(f.is_some_and(|f| usable(&got, f)), "{:?} answered {:?} wrongly", i.name, got.name());
                     }
                     None => prop_assert!(!exact && !by_prefix, "{:?} (cbp {}, mbf {}) missed", i.name, cbp, mbf),
                 }

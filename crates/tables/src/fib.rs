@@ -197,7 +197,7 @@ impl FibPrefix<'_> {
 
 impl PartialEq<Name> for FibPrefix<'_> {
     fn eq(&self, other: &Name) -> bool {
-        self.value == other.value().as_ref()
+        self.value == other.value()
     }
 }
 
@@ -332,7 +332,7 @@ impl Fib {
             return;
         }
         let h = NameHashes::new(prefix, usize::MAX);
-        let key = prefix.value().as_ref();
+        let key = prefix.value();
         if let Some(pbf) = &self.pbf {
             pbf.prefetch_insert(&h);
         }

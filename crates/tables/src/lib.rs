@@ -63,13 +63,13 @@ pub(crate) mod test_util {
     /// ndn-cxx's `Interest::matchesData` without MustBeFresh: the reference the
     /// PIT and CS property tests compare against.
     pub fn matches_data(i: &Interest, d: &Data) -> bool {
-        if i.name.len() == d.name.len() + 1 && i.name.implicit_digest().is_some() {
+        if i.name.len() == d.name().len() + 1 && i.name.implicit_digest().is_some() {
             return i.name == d.full_name();
         }
         if i.can_be_prefix {
-            i.name.is_prefix_of(&d.name)
+            i.name.is_prefix_of(d.name())
         } else {
-            i.name == d.name
+            i.name == *d.name()
         }
     }
 

@@ -62,7 +62,7 @@ impl<V> LpmTable<V> {
         if prefix.is_empty() {
             return self.root.replace((Name::root(), v)).map(|(_, old)| old);
         }
-        let key = prefix.value().as_ref();
+        let key = prefix.value();
         let hash = self.hash(key);
         if let Some((_, old)) = self.entries.find_mut(hash, |(n, _)| n.value() == key) {
             return Some(std::mem::replace(old, v));
@@ -90,7 +90,7 @@ impl<V> LpmTable<V> {
         if prefix.is_empty() {
             return self.root.as_mut().map(|(_, v)| v);
         }
-        let key = prefix.value().as_ref();
+        let key = prefix.value();
         let hash = self.hash(key);
         self.entries.find_mut(hash, |(n, _)| n.value() == key).map(|(_, v)| v)
     }
@@ -100,7 +100,7 @@ impl<V> LpmTable<V> {
         if prefix.is_empty() {
             return self.root.take().map(|(_, v)| v);
         }
-        let key = prefix.value().as_ref();
+        let key = prefix.value();
         let hash = self.hash(key);
         let ((name, v), _) = self.entries.find_entry(hash, |(n, _)| n.value() == key).ok()?.remove();
         self.forget_len(name.len());

@@ -232,14 +232,14 @@ impl Pcct {
     /// [`Pcct::matches_for_data`], returning the CS's slot for the Data's name.
     #[inline(always)]
     fn matches(&self, data: &Data, hash: u64, out: &mut Vec<PitId>) -> Option<Slot> {
-        debug_assert_eq!(hash, self.cs.names.full(&data.name));
+        debug_assert_eq!(hash, self.cs.names.full(data.name()));
         let mut push = |i| {
             out.push(self.pit.id_at(i));
             false
         };
-        let cached = self.walk(LineIndex::tag(hash), data.name.value(), ANY_SELECTORS, &mut push);
+        let cached = self.walk(LineIndex::tag(hash), data.name().value(), ANY_SELECTORS, &mut push);
         if self.pit.prefix_entries > 0 {
-            let name = &data.name;
+            let name = &data.name();
             let can_be_prefix = 1 << crate::pit::selectors(true, false) | 1 << crate::pit::selectors(true, true);
             for len in 0..name.len() {
                 let tag = LineIndex::tag(self.cs.names.prefix(name, len));
@@ -333,9 +333,9 @@ mod tests {
     /// Satisfies with `d` as the engine does (keys made at prefetch), dropping
     /// the matched entries; returns how many matched.
     fn satisfy(t: &mut Pcct, names: &NameHasher, d: &Data, cache: bool, now: u64) -> usize {
-        let key = t.cs.prefetch_insert(&d.name, &names.key(&d.name));
+        let key = t.cs.prefetch_insert(d.name(), &names.key(d.name()));
         let mut out = Vec::new();
-        t.satisfy(d, names.full(&d.name), key, cache, now, &mut out);
+        t.satisfy(d, names.full(d.name()), key, cache, now, &mut out);
         for &id in &out {
             assert!(t.discard(id));
         }
@@ -356,9 +356,9 @@ mod tests {
         let d = data("/a/b/c", Some(1000), b"x");
         assert_eq!(satisfy(&mut t, &names, &d, true, 0), 1);
         assert!(t.pit.is_empty());
-        assert_eq!(t.find(&d.name, false, false), None);
-        assert_eq!(probe(&mut t, &names, "/a/b/c", false, true, 10), Probe::Cached(d.wire.clone()));
-        assert_eq!(probe(&mut t, &names, "/a/b", true, false, 10), Probe::Cached(d.wire.clone()), "the parent registered with its prefetched tag");
+        assert_eq!(t.find(d.name(), false, false), None);
+        assert_eq!(probe(&mut t, &names, "/a/b/c", false, true, 10), Probe::Cached(d.wire().clone()));
+        assert_eq!(probe(&mut t, &names, "/a/b", true, false, 10), Probe::Cached(d.wire().clone()), "the parent registered with its prefetched tag");
         assert_eq!((t.cs.hits(), t.cs.misses(), t.pit.len()), (2, 1, 0));
     }
 
@@ -380,12 +380,12 @@ mod tests {
         satisfy(&mut t, &names, &stale, true, 0);
         // Stale Data cannot answer MustBeFresh: an entry is pending beside it.
         let Probe::Inserted(fresh) = probe(&mut t, &names, "/a", false, true, 0) else { panic!("stale Data does not answer") };
-        assert_eq!(probe(&mut t, &names, "/a", false, false, 0), Probe::Cached(stale.wire.clone()), "another key is answered");
+        assert_eq!(probe(&mut t, &names, "/a", false, false, 0), Probe::Cached(stale.wire().clone()), "another key is answered");
         assert_eq!(probe(&mut t, &names, "/a", false, true, 0), Probe::Found(fresh));
         let new = data("/a", Some(1000), b"new");
         assert_eq!(satisfy(&mut t, &names, &new, true, 5), 1);
         assert_eq!(t.cs.len(), 1, "the cached packet was replaced in place");
-        assert_eq!(probe(&mut t, &names, "/a", false, true, 5), Probe::Cached(new.wire.clone()));
+        assert_eq!(probe(&mut t, &names, "/a", false, true, 5), Probe::Cached(new.wire().clone()));
         // A pending entry found before the cache: it aggregates.
         let Probe::Inserted(pending) = probe(&mut t, &names, "/a", true, true, 5000) else { panic!("new key") };
         assert_eq!(probe(&mut t, &names, "/a", true, true, 5000), Probe::Found(pending));
@@ -401,7 +401,7 @@ mod tests {
         }
         assert_eq!(t.cs.len(), 1, "each packet evicted the one before");
         assert_eq!(t.find(&name("/x/1"), false, false), Some(x));
-        assert_eq!(probe(&mut t, &names, "/x/3", false, false, 0), Probe::Cached(data("/x/3", Some(1000), b"").wire));
+        assert_eq!(probe(&mut t, &names, "/x/3", false, false, 0), Probe::Cached(data("/x/3", Some(1000), b"").wire().clone()));
         assert!(t.remove(x).is_some());
         assert_eq!(t.cs.len(), 1, "a PIT removal leaves the cache");
         assert!(matches!(probe(&mut t, &names, "/x/3", false, false, 0), Probe::Cached(_)));

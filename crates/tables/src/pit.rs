@@ -70,18 +70,20 @@ pub struct OutRecord {
 /// Interest, set at insertion. Of the latest Interest it keeps only what
 /// forwarding reads (its encoding, Nonce and HopLimit), not a decoded copy: an
 /// entry is created and dropped per Interest, and a rare path that needs more
-/// (a Nack's retry) decodes `wire` again.
+/// (a Nack's retry) decodes [`PitEntry::wire`] again.
 #[derive(Clone, Debug)]
 pub struct PitEntry {
     name: Name,
     can_be_prefix: bool,
     must_be_fresh: bool,
     /// The latest Interest as it goes upstream (Nonce and HopLimit already set by
-    /// the engine); empty until the engine sets it with [`PitEntry::set_upstream`].
-    pub wire: Bytes,
-    /// The Nonce in `wire`.
+    /// the engine), read through [`PitEntry::wire`]: empty until the engine sets
+    /// it, and `None` when it is the packet the entry's name was decoded from
+    /// (which the name holds, [`PitEntry::set_upstream_received`]).
+    upstream: Option<Bytes>,
+    /// The Nonce in the upstream Interest.
     pub nonce: u32,
-    /// The HopLimit in `wire`, if it has one.
+    /// The HopLimit in the upstream Interest, if it has one.
     pub hop_limit: Option<u8>,
     /// Who is waiting. Four fit inline (NDN-DPDK's entry keeps six before an
     /// extension), so aggregating the Interests of up to four consumers
@@ -116,10 +118,29 @@ impl PitEntry {
         self.must_be_fresh
     }
 
+    /// The latest Interest as it goes upstream, encoded (empty before the
+    /// engine sets it).
+    #[inline]
+    pub fn wire(&self) -> &Bytes {
+        self.upstream.as_ref().unwrap_or(self.name.buffer())
+    }
+
     /// Records the latest Interest as it goes upstream: its encoding, Nonce and
     /// HopLimit (an Interest with the entry's key).
     pub fn set_upstream(&mut self, wire: Bytes, nonce: u32, hop_limit: Option<u8>) {
-        self.wire = wire;
+        self.upstream = Some(wire);
+        self.nonce = nonce;
+        self.hop_limit = hop_limit;
+    }
+
+    /// [`PitEntry::set_upstream`] of the Interest whose name the entry took,
+    /// sent on as it was received: its encoding is the packet that name was
+    /// decoded from and holds (`trajan_wire::Name::buffer`), so the entry
+    /// keeps one reference to it, not two. For an entry whose name was not
+    /// decoded from its Interest, [`PitEntry::set_upstream`].
+    pub fn set_upstream_received(&mut self, nonce: u32, hop_limit: Option<u8>) {
+        debug_assert_eq!(self.name.buffer().first(), Some(&(trajan_wire::types::INTEREST as u8)), "the name holds its Interest");
+        self.upstream = None;
         self.nonce = nonce;
         self.hop_limit = hop_limit;
     }
@@ -308,7 +329,7 @@ impl Pit {
                 name,
                 can_be_prefix: interest.can_be_prefix,
                 must_be_fresh: interest.must_be_fresh,
-                wire: Bytes::new(),
+                upstream: Some(Bytes::new()),
                 nonce: interest.nonce.unwrap_or(0),
                 hop_limit: interest.hop_limit,
                 in_records: SmallVec::new(),
@@ -433,7 +454,7 @@ impl Pit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pcct::Pcct;
+    use crate::pcct::{Pcct, Probe};
     use trajan_wire::Data;
     use crate::test_util::{arb_name, data, interest, matches_data, name};
     use proptest::prelude::*;
@@ -446,7 +467,7 @@ mod tests {
 
     fn matches(pit: &Pcct, d: &Data) -> Vec<PitId> {
         let mut v = Vec::new();
-        pit.matches_for_data(d, pit.cs.names.full(&d.name), &mut v);
+        pit.matches_for_data(d, pit.cs.names.full(d.name()), &mut v);
         v.sort_by_key(|id| id.0.idx);
         v
     }
@@ -475,6 +496,24 @@ mod tests {
         assert_eq!(pit.find(&a, true, false), None);
         assert_eq!(pit.find(&a, false, false), Some(ids[0]), "siblings survive a removal");
         assert_eq!(pit.find(&a, true, true), Some(ids[3]));
+    }
+
+    #[test]
+    fn the_upstream_interest_is_the_one_set_or_the_packet_the_name_holds() {
+        let mut pit = Pcct::new(4, 0, 0);
+        let wire = interest(&name("/a/b"), false, false).encode();
+        let mut received = Interest::decode(&wire).unwrap();
+        let hash = pit.cs.names.full(&received.name);
+        let Probe::Inserted(id) = pit.probe_interest(&mut received, hash, 0) else { panic!("a new entry") };
+        let entry = pit.pit.get_mut(id).unwrap();
+        assert!(entry.wire().is_empty(), "nothing goes upstream before the engine says what");
+        entry.set_upstream_received(7, Some(3));
+        assert_eq!(*entry.wire(), wire, "the packet the entry's name was decoded from");
+        assert_eq!((entry.nonce, entry.hop_limit), (7, Some(3)));
+        let other = interest(&name("/a/b"), false, false).encode();
+        entry.set_upstream(other.clone(), 8, None);
+        assert_eq!(*entry.wire(), other);
+        assert_eq!(*entry.name(), name("/a/b"));
     }
 
     #[test]

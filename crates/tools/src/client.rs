@@ -116,10 +116,10 @@ pub fn final_segment(data: &Data) -> Option<u64> {
 /// CanBePrefix, or the full name with implicit digest).
 pub fn data_matches(interest: &Interest, data: &Data) -> bool {
     let n = &interest.name;
-    if *n == data.name || (interest.can_be_prefix && n.is_prefix_of(&data.name)) {
+    if n == data.name() || (interest.can_be_prefix && n.is_prefix_of(data.name())) {
         return true;
     }
-    n.len() == data.name.len() + 1 && n.implicit_digest().is_some() && *n == data.full_name()
+    n.len() == data.name().len() + 1 && n.implicit_digest().is_some() && *n == data.full_name()
 }
 
 impl Client {
@@ -410,14 +410,14 @@ impl Client {
         first.lifetime_ms = Some(COMMAND_TIMEOUT.as_millis() as u64);
         let what = format!("dataset {module}/{verb}");
         let mut data = self.expect_data(&first, &what)?;
-        let n = data.name.len();
-        let versioned = (n == prefix.len() + 2 && data.name.segment().is_some())
-            .then(|| data.name.prefix(n - 1))
-            .with_context(|| format!("{what}: unexpected name {}", data.name))?;
+        let n = data.name().len();
+        let versioned = (n == prefix.len() + 2 && data.name().segment().is_some())
+            .then(|| data.name().prefix(n - 1))
+            .with_context(|| format!("{what}: unexpected name {}", data.name()))?;
         let mut content = BytesMut::new();
         let mut seg = 0u64;
         loop {
-            if data.name.segment() != Some(seg) {
+            if data.name().segment() != Some(seg) {
                 let mut i = Interest::new(versioned.append_number(trajan_wire::types::SEGMENT_COMPONENT, seg));
                 i.lifetime_ms = first.lifetime_ms;
                 data = self.expect_data(&i, &what)?;
@@ -591,9 +591,9 @@ mod tests {
         assert!(!data_matches(&i, &data));
         i.can_be_prefix = true;
         assert!(data_matches(&i, &data));
-        assert!(data_matches(&Interest::new(data.name.clone()), &data));
+        assert!(data_matches(&Interest::new(data.name().clone()), &data));
         assert!(data_matches(&Interest::new(data.full_name()), &data));
-        let wrong = data.name.append(trajan_wire::types::IMPLICIT_SHA256_DIGEST, &[0; 32]);
+        let wrong = data.name().append(trajan_wire::types::IMPLICIT_SHA256_DIGEST, &[0; 32]);
         assert!(!data_matches(&Interest::new(wrong), &data));
     }
 
@@ -689,7 +689,7 @@ mod tests {
         let n = peer.read(&mut buf).unwrap();
         let lp = LpPacket::decode(&Bytes::copy_from_slice(&buf[..n])).unwrap();
         assert_eq!(lp.headers.pit_token.as_deref(), Some(&b"pt"[..]));
-        assert_eq!(Data::decode(&lp.fragment.unwrap()).unwrap().name.to_string(), "/p/1");
+        assert_eq!(Data::decode(&lp.fragment.unwrap()).unwrap().name().to_string(), "/p/1");
         // A stop request ends it even when never done.
         stop.store(true, Ordering::Relaxed);
         c.serve(&stop, |_| None).unwrap();

@@ -157,9 +157,9 @@ fn nack_backoff(k: u32) -> Duration {
 
 /// The segment a Data packet carries: its name must be `<versioned>/seg=N`.
 fn segment_of(versioned: &Name, d: &Data) -> anyhow::Result<u64> {
-    match d.name.segment() {
-        Some(s) if d.name.len() == versioned.len() + 1 && versioned.is_prefix_of(&d.name) => Ok(s),
-        _ => bail!("Data {} is not a segment of {versioned}", d.name),
+    match d.name().segment() {
+        Some(s) if d.name().len() == versioned.len() + 1 && versioned.is_prefix_of(d.name()) => Ok(s),
+        _ => bail!("Data {} is not a segment of {versioned}", d.name()),
     }
 }
 
@@ -216,12 +216,12 @@ impl Fetch<'_> {
             i.nonce = None;
             let why = match self.client.express(&i)? {
                 Reply::Data(d) => {
-                    let n = d.name.len();
-                    let is_segment = n >= 2 && d.name.segment().is_some() && d.name.get(n - 2).typ == VERSION_COMPONENT;
+                    let n = d.name().len();
+                    let is_segment = n >= 2 && d.name().segment().is_some() && d.name().get(n - 2).typ == VERSION_COMPONENT;
                     if !is_segment || n < name.len() + 2 {
-                        bail!("{} answered {name}, but it is not <name>/<version>/<segment>", d.name);
+                        bail!("{} answered {name}, but it is not <name>/<version>/<segment>", d.name());
                     }
-                    let versioned = d.name.prefix(n - 1);
+                    let versioned = d.name().prefix(n - 1);
                     self.take(&versioned, &d)?;
                     return Ok(versioned);
                 }
@@ -445,7 +445,7 @@ mod tests {
         assert_eq!(checked_final(1, &d).unwrap(), Some(1));
         let mut ver = Verified::default();
         ver.check(1, &d).unwrap();
-        let mut wire = d.wire.to_vec();
+        let mut wire = d.wire().to_vec();
         let at = wire.len() - 1;
         wire[at] ^= 1;
         let forged = Data::decode(&Bytes::from(wire)).unwrap();

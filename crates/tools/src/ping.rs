@@ -111,7 +111,7 @@ fn run_client(args: &PingArgs, prefix: &Name) -> anyhow::Result<()> {
                 Event::Data(s, d) => {
                     let rtt = sent_at.get(&s).map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
                     stats.rtts.push(rtt);
-                    (s, format!("content from {}: seq={s} time={rtt:.3} ms", d.name.prefix(d.name.len().saturating_sub(2))))
+                    (s, format!("content from {}: seq={s} time={rtt:.3} ms", d.name().prefix(d.name().len().saturating_sub(2))))
                 }
                 Event::Nack(s, r) => {
                     stats.nacked += 1;

@@ -194,7 +194,7 @@ mod tests {
         let mut joined = Vec::new();
         for (i, s) in p.segments.iter().enumerate() {
             let d = decode(s);
-            assert_eq!(d.name.segment(), Some(i as u64));
+            assert_eq!(d.name().segment(), Some(i as u64));
             assert_eq!(crate::client::final_segment(&d), Some(2));
             assert_eq!(d.freshness_ms, Some(500));
             joined.extend_from_slice(d.content());
@@ -227,7 +227,7 @@ mod tests {
         let mut i = Interest::new("/f/32=metadata".parse().unwrap());
         i.can_be_prefix = true;
         let meta = Data::decode(p.answer(&i).unwrap().1).unwrap();
-        assert_eq!(meta.name.to_string(), "/f/32=metadata/v=42/seg=0");
+        assert_eq!(meta.name().to_string(), "/f/32=metadata/v=42/seg=0");
         let named = Name::from_wire(&meta.content_bytes().slice(..p.versioned_name().to_wire().len())).unwrap();
         assert_eq!(&named, p.versioned_name());
         assert_eq!(ask("/f", false), None);

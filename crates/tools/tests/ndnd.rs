@@ -171,7 +171,7 @@ fn put_then_get_over_unix_tcp_and_udp() {
     let mut discovery = Interest::new("/interop/file".parse().unwrap());
     discovery.can_be_prefix = true;
     let Reply::Data(d) = fw.client().express(&discovery).unwrap() else { panic!("no discovery reply") };
-    let versioned = d.name.prefix(d.name.len() - 1).to_string();
+    let versioned = d.name().prefix(d.name().len() - 1).to_string();
     assert!(versioned.contains("/v="), "{versioned}");
     assert!(fetch(&fw, &fw.unix(), &versioned, &out) == file);
     drop(fw);

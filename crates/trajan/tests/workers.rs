@@ -198,7 +198,7 @@ fn ping_over(sock: &UdpSocket, seq: u32) -> Result<(), String> {
     let mut buf = vec![0u8; 9000];
     match sock.recv(&mut buf) {
         Ok(n) => match Data::decode(&buf[..n].to_vec().into()) {
-            Ok(d) if d.name == name => Ok(()),
+            Ok(d) if *d.name() == name => Ok(()),
             other => Err(format!("ping {seq}: unexpected reply {other:?}")),
         },
         Err(e) => Err(format!("ping {seq}: no reply ({e})")),

@@ -18,22 +18,34 @@ pub const CONTENT_TYPE_NACK: u64 = 3;
 
 /// A decoded Data packet. The default is an empty one (no name, no
 /// signature): a slot to decode into with [`Data::decode_into`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Its name holds the packet ([`Name::buffer`], read as [`Data::wire`]): one
+/// reference to the receive buffer rather than a packet and a view of its
+/// name, each counted (an atomic increment and decrement per packet, which
+/// the forwarder's worst case measurably pays). So the name cannot be
+/// replaced, only read ([`Data::name`]): the packet goes with it.
+#[derive(Debug, Clone, Default)]
 pub struct Data {
-    pub name: Name,
+    name: Name,
     pub content_type: u64,
     /// FreshnessPeriod in ms; absent means the Data is never fresh.
     pub freshness_ms: Option<u64>,
     /// The FinalBlockId's component (whole TLV), if present.
     pub final_block_id: Option<Bytes>,
-    /// Where TLV-VALUE of Content lies in `wire`: kept as offsets, not as a `Bytes`
-    /// view, because the forwarder never reads it and a view costs an atomic
-    /// reference count increment and decrement per packet.
+    /// Where TLV-VALUE of Content lies in the packet: kept as offsets, not as
+    /// a `Bytes` view, because the forwarder never reads it and a view costs an
+    /// atomic reference count increment and decrement per packet.
     content: std::ops::Range<usize>,
     pub signature_type: u64,
-    /// The whole Data element as received.
-    pub wire: Bytes,
 }
+
+/// Two Data are equal when their encodings are (which fixes every field).
+impl PartialEq for Data {
+    fn eq(&self, other: &Self) -> bool {
+        self.wire() == other.wire()
+    }
+}
+impl Eq for Data {}
 
 /// The fields of a Data of the shape nearly every Data has: a name, a MetaInfo
 /// of ContentType and FreshnessPeriod (either, both or none, in that order; no
@@ -117,13 +129,12 @@ impl Data {
             // The general decoder would fail on the name with this same error:
             // it reads the name before any field.
             Some(f) => {
-                self.name.set_value(wire.slice(f.name))?;
+                self.name.set_within(wire, f.name)?;
                 self.content_type = f.content_type;
                 self.freshness_ms = f.freshness_ms;
                 self.final_block_id = None;
                 self.content = f.content;
                 self.signature_type = f.signature_type;
-                self.wire = wire;
             }
             None => *self = Self::from_wire_general(wire)?,
         }
@@ -137,7 +148,7 @@ impl Data {
     fn from_wire_general(wire: Bytes) -> Result<Self, WireError> {
         let (outer, el) = SliceReader::outer(&wire, DATA)?;
         let mut r = outer.inner(&el);
-        let name = Name::from_value(wire.slice(r.expect(NAME)?.value()))?;
+        let name = Name::from_within(wire.clone(), r.expect(NAME)?.value())?;
         // The fields are gathered in locals and the Data built once at the end,
         // straight into the caller's slot rather than copied there.
         let mut meta = MetaInfo::default();
@@ -186,35 +197,53 @@ impl Data {
         }
         let MetaInfo { content_type, freshness_ms, final_block_id } = meta;
         let content = content.unwrap_or_default();
-        Ok(Data { name, content_type, freshness_ms, final_block_id, content, signature_type, wire })
+        drop(wire);
+        Ok(Data { name, content_type, freshness_ms, final_block_id, content, signature_type })
     }
 
-    /// Where the name's encoded components (TLV-VALUE of Name) lie in `wire`, as
-    /// for every decoded packet; `None` if `name` was replaced by one that is not
-    /// a view of this packet. A cache keeps these offsets instead of a second
+    /// The Data's name.
+    #[inline(always)]
+    pub fn name(&self) -> &Name {
+        &self.name
+    }
+
+    /// The whole Data element as received (empty for the default Data).
+    #[inline(always)]
+    pub fn wire(&self) -> &Bytes {
+        self.name.buffer()
+    }
+
+    /// Takes [`Data::wire`], leaving the empty Data's name and encoding (the
+    /// other fields stay, describing nothing): for a forwarder sending the
+    /// packet on once it has done with it.
+    #[inline]
+    pub fn take_wire(&mut self) -> Bytes {
+        self.name.take_buffer()
+    }
+
+    /// Where the name's encoded components (TLV-VALUE of Name) lie in
+    /// [`Data::wire`]. A cache keeps these offsets instead of a second
     /// reference-counted view of the buffer.
-    pub fn name_range(&self) -> Option<std::ops::Range<usize>> {
-        let (wire, name) = (&self.wire[..], &self.name.value()[..]);
-        let start = (name.as_ptr() as usize).checked_sub(wire.as_ptr() as usize)?;
-        let range = start..start + name.len();
-        (range.end <= wire.len()).then_some(range)
+    #[inline]
+    pub fn name_range(&self) -> std::ops::Range<usize> {
+        self.name.range_in_buffer()
     }
 
     /// TLV-VALUE of Content (empty when the packet has none).
     pub fn content(&self) -> &[u8] {
-        &self.wire[self.content.clone()]
+        &self.wire()[self.content.clone()]
     }
 
     /// [`Data::content`] as a view of the packet's buffer, for a consumer that
     /// keeps it.
     pub fn content_bytes(&self) -> Bytes {
-        self.wire.slice(self.content.clone())
+        self.wire().slice(self.content.clone())
     }
 
     /// SHA-256 of the whole encoding: the value of the implicit digest component
     /// that makes this packet's full name.
     pub fn implicit_digest(&self) -> [u8; 32] {
-        implicit_digest_of(&self.wire)
+        implicit_digest_of(self.wire())
     }
 
     /// The full name (name plus implicit digest).
@@ -340,6 +369,13 @@ mod tests {
     use crate::tlv::testing::{any_name_value, encode_elements, shaped_elements, trailing};
     use proptest::prelude::*;
 
+    /// Every field of `d`: equal Data have equal encodings, and these tests
+    /// compare what each decoder made of one.
+    #[allow(clippy::type_complexity)]
+    fn fields(d: &Data) -> (Name, u64, Option<u64>, Option<Bytes>, std::ops::Range<usize>, u64, Bytes) {
+        (d.name.clone(), d.content_type, d.freshness_ms, d.final_block_id.clone(), d.content.clone(), d.signature_type, d.wire().clone())
+    }
+
     /// Encoded Data with every MetaInfo field present or not.
     fn any_data() -> impl Strategy<Value = Bytes> {
         let comps = proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..4), 1..20);
@@ -359,12 +395,12 @@ mod tests {
         assert_eq!(d.name.to_string(), "/a/seg=2");
         assert_eq!(d.freshness_ms, Some(1000));
         assert_eq!(d.content(), b"hello");
-        assert_eq!(d.name_range().map(|r| &w[r]), Some(&d.name.value()[..]));
-        let mut renamed = d.clone();
-        renamed.name = "/b".parse().unwrap();
-        assert_eq!(renamed.name_range(), None, "a name from elsewhere is not located in the packet");
+        assert_eq!(&w[d.name_range()], d.name.value());
         assert!(d.is_final_block());
-        assert_eq!(d.wire, w);
+        assert_eq!(*d.wire(), w);
+        let mut sent = d.clone();
+        assert_eq!(sent.take_wire(), w);
+        assert!(sent.wire().is_empty() && sent.name.is_empty(), "the packet goes with its name");
         assert_eq!(d.full_name().len(), 3);
     }
 
@@ -395,7 +431,7 @@ mod tests {
         fn decode_into_replaces_every_field(a in any_data(), b in any_data()) {
             let mut slot = Data::decode(&a).unwrap();
             slot.decode_into(b.clone()).unwrap();
-            prop_assert_eq!(slot, Data::decode(&b).unwrap());
+            prop_assert_eq!(fields(&slot), fields(&Data::decode(&b).unwrap()));
         }
 
         /// What producers send (a MetaInfo of ContentType and FreshnessPeriod at
@@ -442,7 +478,12 @@ mod tests {
             w.extend_from_slice(&trailing);
             let w = Bytes::from(w);
             if CommonShape::read(&w).is_some() {
-                prop_assert_eq!(Data::from_wire(w.clone()), Data::from_wire_general(w));
+                prop_assert_eq!(Data::from_wire(w.clone()).map(|d| fields(&d)), Data::from_wire_general(w.clone()).map(|d| fields(&d)));
+            }
+            // Either way, the name holds the packet it was decoded from.
+            for d in [Data::from_wire(w.clone()), Data::from_wire_general(w.clone())].into_iter().flatten() {
+                prop_assert_eq!(d.wire(), &w);
+                prop_assert_eq!(&w[d.name_range()], d.name.value());
             }
         }
     }

@@ -50,21 +50,21 @@ pub fn interest(bytes: &[u8]) {
 pub fn data(bytes: &[u8]) {
     let wire = Bytes::copy_from_slice(bytes);
     let Ok(d) = Data::decode(&wire) else { return };
-    assert_eq!(d.wire, wire);
-    check_name(&d.name);
+    assert_eq!(*d.wire(), wire);
+    check_name(d.name());
     let full = d.full_name();
-    assert_eq!(full.prefix(d.name.len()), d.name);
+    assert_eq!(full.prefix(d.name().len()), *d.name());
     assert_eq!(full.implicit_digest(), Some(&d.implicit_digest()[..]));
     if let Some(f) = &d.final_block_id {
         let n = Name::from_value(f.clone()).expect("FinalBlockId was validated");
         assert_eq!(n.len(), 1);
     }
-    let mut builder = DataBuilder::new(d.name.clone()).content_type(d.content_type);
+    let mut builder = DataBuilder::new(d.name().clone()).content_type(d.content_type);
     if let Some(ms) = d.freshness_ms {
         builder = builder.freshness_ms(ms);
     }
     let rebuilt = Data::decode(&builder.build(d.content())).expect("a rebuilt Data must decode");
-    assert_eq!(rebuilt.name, d.name);
+    assert_eq!(rebuilt.name(), d.name());
     assert_eq!(rebuilt.content(), d.content());
     assert_eq!(rebuilt.content_type, d.content_type);
     assert_eq!(rebuilt.freshness_ms, d.freshness_ms);
@@ -106,7 +106,7 @@ pub fn name(bytes: &[u8]) {
 /// Everything a valid name must satisfy: wire and URI round trips, and component
 /// and prefix views that agree with each other.
 fn check_name(n: &Name) {
-    assert_eq!(Name::from_value(n.value().clone()).as_ref(), Ok(n));
+    assert_eq!(Name::from_value(n.value_bytes()).as_ref(), Ok(n));
     assert_eq!(Name::from_wire(&Bytes::from(n.to_wire())).as_ref(), Ok(n));
     let uri = n.to_string();
     assert_eq!(uri.parse::<Name>().as_ref(), Ok(n), "URI {uri} does not round-trip");
@@ -119,7 +119,7 @@ fn check_name(n: &Name) {
         assert!(p.is_prefix_of(n));
         assert_eq!(p.last(), Some(n.get(i)));
     }
-    assert_eq!(joined, &n.value()[..]);
+    assert_eq!(joined, n.value());
     let rebuilt = Name::from_components(n.components().map(|c| (c.typ, c.value)));
     assert_eq!(&rebuilt, n, "component headers must be in their shortest form");
 }

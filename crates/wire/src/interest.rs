@@ -108,7 +108,9 @@ impl Interest {
     }
 
     /// Decodes a whole Interest element. Only the parts the Interest keeps (the
-    /// name, a ForwardingHint, the parameters) become `Bytes` views of `wire`.
+    /// name, a ForwardingHint, the parameters) become `Bytes` views of `wire`;
+    /// the name holds the whole packet: [`Name::buffer`] of a decoded
+    /// Interest's name is its encoding (until the name is replaced).
     ///
     /// The engine's burst decoder uses [`Interest::decode_into`] instead, which
     /// decodes into a slot it keeps rather than into a new Interest to be moved.
@@ -117,7 +119,7 @@ impl Interest {
     #[inline(always)]
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
         let mut interest = Interest::new(Name::root());
-        interest.decode_into(wire)?;
+        interest.decode_into(wire.clone())?;
         Ok(interest)
     }
 
@@ -125,14 +127,16 @@ impl Interest {
     /// engine decodes each received Interest into a slot it keeps from burst to
     /// burst, so the decoded struct is never copied (a copy read right after the fields
     /// were written one by one stalls the pipeline: store forwarding cannot
-    /// serve it). On an error `self` holds no useful value.
+    /// serve it). It takes the packet, which its name keeps (a view of the
+    /// name alone would be one more reference to count). On an error `self`
+    /// holds no useful value.
     #[inline(always)]
-    pub fn decode_into(&mut self, wire: &Bytes) -> Result<(), WireError> {
-        match CommonShape::read(wire) {
+    pub fn decode_into(&mut self, wire: Bytes) -> Result<(), WireError> {
+        match CommonShape::read(&wire) {
             // The general decoder would fail on the name with this same error:
             // it reads the name before any field.
             Some(f) => {
-                self.name.set_value(wire.slice(f.name))?;
+                self.name.set_within(wire, f.name)?;
                 self.can_be_prefix = f.can_be_prefix;
                 self.must_be_fresh = f.must_be_fresh;
                 self.forwarding_hint = None;
@@ -141,7 +145,7 @@ impl Interest {
                 self.hop_limit = f.hop_limit;
                 self.params_tail = None;
             }
-            None => *self = Self::decode_general(wire)?,
+            None => *self = Self::decode_general(&wire)?,
         }
         Ok(())
     }
@@ -154,7 +158,7 @@ impl Interest {
         let (outer, el) = SliceReader::outer(wire, INTEREST)?;
         let mut r = outer.inner(&el);
         let name_el = r.expect(NAME)?;
-        let name = Name::from_value(wire.slice(name_el.value()))?;
+        let name = Name::from_within(wire.clone(), name_el.value())?;
         // The fields are gathered in locals and the Interest built once at the end,
         // straight into the caller's slot rather than copied there.
         let (mut can_be_prefix, mut must_be_fresh, mut forwarding_hint, mut params_tail) = (false, false, None, None);
@@ -365,7 +369,7 @@ mod tests {
         fn decode_into_replaces_every_field(a in any_interest(), b in any_interest()) {
             let mut slot = a;
             let w = b.encode();
-            slot.decode_into(&w).unwrap();
+            slot.decode_into(w.clone()).unwrap();
             prop_assert_eq!(slot, b);
         }
     }
@@ -389,6 +393,10 @@ mod tests {
             let w = Bytes::from(w);
             if CommonShape::read(&w).is_some() {
                 prop_assert_eq!(Interest::decode(&w), Interest::decode_general(&w));
+            }
+            // Either way, the name holds the packet it was decoded from.
+            for i in [Interest::decode(&w), Interest::decode_general(&w)].into_iter().flatten() {
+                prop_assert_eq!(i.name.buffer(), &w);
             }
         }
     }

@@ -159,7 +159,7 @@ pub fn verify_data(data: &Data) -> Result<SignatureCheck, WireError> {
     if data.signature_type != SIGNATURE_DIGEST_SHA256 {
         return Ok(SignatureCheck::OtherType(data.signature_type));
     }
-    let value = decode_outer(&data.wire, DATA)?.value;
+    let value = decode_outer(data.wire(), DATA)?.value;
     let mut pos = 0;
     let mut covered_end = None;
     while pos < value.len() {

@@ -188,7 +188,7 @@ fn decode_reply(pkt: &Bytes) -> Option<(u64, bool)> {
     if lp.headers.nack.is_some() {
         return Some((key_of(&Interest::decode(&inner).ok()?.name)?, true));
     }
-    Some((key_of(&Data::decode(&inner).ok()?.name)?, false))
+    Some((key_of(Data::decode(&inner).ok()?.name())?, false))
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ mod tests {
         let mut p = Producer::new("/gen".parse().unwrap(), 100);
         let i = Interest::new("/gen/p0/1".parse().unwrap()).encode();
         let d = trajan_wire::Data::decode(&p.answer(&i).unwrap()).unwrap();
-        assert_eq!((d.name.to_string().as_str(), d.content().len()), ("/gen/p0/1", 100));
+        assert_eq!((d.name().to_string().as_str(), d.content().len()), ("/gen/p0/1", 100));
         let token = Bytes::from_static(b"tok");
         let wrapped = LpPacket::wrap(&i, &LpHeaders { pit_token: Some(token.clone()), ..Default::default() });
         let reply = LpPacket::decode(&p.answer(&wrapped).unwrap()).unwrap();
