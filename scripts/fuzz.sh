@@ -9,8 +9,9 @@
 #   MERGE=1            afterwards fold the inputs that add coverage into
 #                      fuzz/corpus/<target>/, to be committed (crates/wire/tests/
 #                      corpus.rs replays that folder in the default test run)
-#   SANITIZER=address  run under AddressSanitizer (default none: trajan-wire has no
-#                      unsafe code, and without ASan the fuzzer runs several times faster)
+#   SANITIZER=address  run under AddressSanitizer (default none: trajan-wire's one
+#                      `unsafe` read, `Name::value`, is checked by a debug assertion in
+#                      these builds, and without ASan the fuzzer runs several times faster)
 # A finding stops the script; libFuzzer prints the fuzz/artifacts/ path of the input,
 # and `cargo fuzz fmt <target> <file>` shows it. Needs nightly Rust, or stable Rust
 # with RUSTC_BOOTSTRAP=1, which is used when no nightly toolchain is installed.

@@ -180,13 +180,15 @@ impl Name {
     }
 
     /// [`Name::from_within`] into `self`, in place (as [`Name::set_value`]).
-    /// A range outside `buf` is an error, [`WireError::Truncated`].
+    /// A range outside `buf` is an error, [`WireError::Truncated`], and one
+    /// ending past its first 64 KiB, whose offsets a name cannot hold,
+    /// [`WireError::TooLarge`] (a packet is at most [`MAX_PACKET_SIZE`]
+    /// bytes): a name that is made keeps `buf` itself, which a decoder
+    /// relies on to hand its packet back.
     #[inline(always)]
     pub fn set_within(&mut self, buf: Bytes, range: std::ops::Range<usize>) -> Result<(), WireError> {
-        if range.end > u16::MAX as usize {
-            return self.set_sliced(buf, range);
-        }
         let ends = match buf.get(range.clone()) {
+            Some(_) if range.end > u16::MAX as usize => Err(WireError::TooLarge),
             Some(value) => self.set_ends(value),
             None => Err(WireError::Truncated),
         };
@@ -205,18 +207,6 @@ impl Name {
         }
     }
 
-    /// [`Name::set_within`] of a name lying beyond the first 64 KiB of its
-    /// buffer, whose offsets the name cannot hold: it keeps a view of its own
-    /// bytes instead.
-    #[cold]
-    #[inline(never)]
-    fn set_sliced(&mut self, buf: Bytes, range: std::ops::Range<usize>) -> Result<(), WireError> {
-        if range.start > range.end || range.end > buf.len() {
-            *self = Name::root();
-            return Err(WireError::Truncated);
-        }
-        self.set_value(buf.slice(range))
-    }
 
     /// Validates every component of `buf` (a Name's TLV-VALUE), records the end
     /// offsets of the first ones in `self.ends`, and returns the count. A name
@@ -769,13 +759,11 @@ mod tests {
         assert_eq!(n.set_within(packet.clone(), 2..5), Err(WireError::Truncated));
         assert_eq!(n, Name::root(), "a failed parse leaves the root name");
         assert!(n.buffer().is_empty());
-        // Past the offsets a name can hold, it keeps a view of its own bytes.
+        // Past the offsets a name can hold: no packet puts a name there.
         let mut far = vec![0u8; 70_000];
         far.extend_from_slice(&[8, 1, b'z']);
         let far = Bytes::from(far);
-        let n = Name::from_within(far.clone(), 70_000..70_003).unwrap();
-        assert_eq!(n.to_string(), "/z");
-        assert_eq!(n.buffer().len(), 3);
+        assert_eq!(Name::from_within(far.clone(), 70_000..70_003).err(), Some(WireError::TooLarge));
         assert_eq!(Name::from_within(far, 70_000..70_004).err(), Some(WireError::Truncated));
     }
 
