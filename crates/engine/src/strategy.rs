@@ -63,6 +63,8 @@ pub enum InterestDecision {
 
 /// Decides where a new or retransmitted Interest goes. `usable` filters next hops the
 /// pipeline may not use (the ingress face, scope violations, vanished faces).
+/// Always inlined: once per Interest (see `Forwarder::forward_new`).
+#[inline(always)]
 pub fn on_interest(
     kind: StrategyKind,
     entry: &PitEntry,
