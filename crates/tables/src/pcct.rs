@@ -239,7 +239,7 @@ impl Pcct {
         };
         let cached = self.walk(LineIndex::tag(hash), data.name().value(), ANY_SELECTORS, &mut push);
         if self.pit.prefix_entries > 0 {
-            let name = &data.name();
+            let name = data.name();
             let can_be_prefix = 1 << crate::pit::selectors(true, false) | 1 << crate::pit::selectors(true, true);
             for len in 0..name.len() {
                 let tag = LineIndex::tag(self.cs.names.prefix(name, len));

@@ -197,7 +197,6 @@ impl Data {
         }
         let MetaInfo { content_type, freshness_ms, final_block_id } = meta;
         let content = content.unwrap_or_default();
-        drop(wire);
         Ok(Data { name, content_type, freshness_ms, final_block_id, content, signature_type })
     }
 

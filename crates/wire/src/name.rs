@@ -85,8 +85,8 @@ fn next_end(buf: &[u8], pos: usize) -> usize {
 /// a name decoded from a packet holds the whole packet, not a view of its own
 /// bytes, so the packet and its name are one reference to the receive buffer,
 /// not two. Every view made or dropped is an atomic reference count change,
-/// and the engine's worst case ran 5.6 % faster without the two its names took
-/// per exchange (docs/PERFORMANCE.md).
+/// and two more of those pairs per exchange cost the engine's worst case 8 %
+/// (docs/PERFORMANCE.md).
 #[derive(Default, Clone)]
 pub struct Name {
     /// Holds the encoded components at `start .. start + vlen`.
@@ -363,8 +363,7 @@ impl Name {
 
     /// [`Name::value`] as a view of its own (an atomic reference count more).
     pub fn value_bytes(&self) -> Bytes {
-        let start = self.start as usize;
-        self.buf.slice(start..start + self.vlen as usize)
+        self.buf.slice(self.range_in_buffer())
     }
 
     /// The buffer the encoded components lie in: for a name decoded from a
