@@ -207,7 +207,6 @@ impl Name {
         }
     }
 
-
     /// Validates every component of `buf` (a Name's TLV-VALUE), records the end
     /// offsets of the first ones in `self.ends`, and returns the count. A name
     /// longer than a packet may be ([`MAX_PACKET_SIZE`]) is [`WireError::TooLarge`]:
