@@ -20,11 +20,15 @@
 //! signature then no longer matches; a forwarder does not verify it, and none is
 //! computed in the loop).
 //!
-//! The engine is not instrumented per stage. Stages are measured *in isolation*,
-//! after the run, by calling the same table and codec functions the pipeline calls
-//! over the same kind of packets, and are reported as such: they show where time
-//! goes, and their sum against the measured ns per exchange shows what the glue
-//! and the cache interactions between stages cost.
+//! **Where the time goes**, two ways, both after the timed run so that neither
+//! touches its figure. *Phases* (`pipeline_ns`): more rounds with the engine's
+//! own phase timing on ([`Forwarder::time_phases`]: its loops timed at their
+//! boundaries, a few clock reads per burst), split by the burst they ran in, so
+//! they add up to the engine's time per exchange. *Stages* (`stage_ns`): the same
+//! table and codec functions the pipeline calls, each timed *alone* over the same
+//! kind of packets: what one call costs without its neighbours in the burst, so
+//! their sum against the measured ns per exchange shows what the glue and the
+//! cache interactions between stages cost.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -34,7 +38,7 @@ use bytes::{Bytes, BytesMut};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use trajan_engine::strategy::{self, StrategyKind};
-use trajan_engine::{EngineConfig, FaceMeta, FaceId, Forwarder, Outgoing};
+use trajan_engine::{EngineConfig, FaceMeta, FaceId, Forwarder, Outgoing, PhaseNs};
 use trajan_tables::{Cs, Fib, FibSource, FibVariant, FibWriter, NameHasher, Pcct};
 use trajan_wire::lp::{LpHeaders, LpPacket};
 use trajan_wire::tlv::read_header;
@@ -61,6 +65,9 @@ const MEMORY_SAMPLE: usize = 100_000;
 
 /// Rounds run with allocation counting on, after the timed run.
 const COUNTED_ROUNDS: u64 = 1000;
+
+/// Rounds run with the engine's phase timing on, after the timed run.
+const PHASE_ROUNDS: u64 = 2000;
 
 /// What the consumers ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -158,6 +165,36 @@ pub fn parse_count(s: &str) -> Result<usize, String> {
         .ok()
         .and_then(|n| n.checked_mul(mult))
         .ok_or_else(|| format!("{s:?} is not a count (e.g. 1000, 1K, 10M)"))
+}
+
+/// The engine's time per exchange by phase of its pipeline, timed inside
+/// `process_burst` and `tick` ([`Forwarder::time_phases`]) over rounds run
+/// after the timed run, in ns per exchange. They add up to the engine's time
+/// per exchange in those rounds, a few clock reads per burst included.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PipelineNs {
+    /// Decoding the Interest bursts (each name parsed and hashed once, the
+    /// loads of its PCCT line started).
+    pub interest_decode: f64,
+    /// The Interests' own pipelines: scope and loop checks, the PCCT probe
+    /// (CS lookup, aggregation, PIT insert), CS hits sent.
+    pub interest_tables: f64,
+    /// The pipelined FIB lookups of the Interests that reached the FIB.
+    pub fib: f64,
+    /// The strategy's choices and the Interests sent upstream.
+    pub forward: f64,
+    /// Decoding the Data bursts (name parsed and hashed, CS lines prefetched).
+    pub data_decode: f64,
+    /// The Data's own pipelines: PIT match and removal, CS insert and
+    /// eviction, sends downstream.
+    pub data_tables: f64,
+    /// `tick`: PIT timers.
+    pub timers: f64,
+    /// Sum of the above.
+    pub sum: f64,
+    /// The engine's ns per exchange over the same rounds (untimed by phase, it
+    /// would be this less the clock reads).
+    pub measured: f64,
 }
 
 /// The per-stage costs, each measured in isolation over the run's kind of packets,
@@ -269,6 +306,8 @@ pub struct Report {
     pub nacks: u64,
     /// Interests the producer could not answer (expected 0).
     pub unanswered: u64,
+    /// The engine's time per exchange by phase of its pipeline, as it ran.
+    pub pipeline_ns: PipelineNs,
     pub stage_ns: StageNs,
     pub latency_ns: Latency,
     /// Heap bytes the PIT owns per entry (the Interest's packet buffer, which the
@@ -427,6 +466,9 @@ struct Tally {
     nacks: u64,
     unanswered: u64,
     engine: Duration,
+    /// With the engine's phase timing on: its phases in Interest bursts and in
+    /// Data bursts (with the round's `tick`).
+    phases: [PhaseNs; 2],
 }
 
 /// The forwarder, its packet pool, and the harness state around it; `F` is how the
@@ -503,11 +545,13 @@ impl<F: FibSource> Bench<F> {
         self.next_interests();
         let n_in = self.input.len() as u64;
         let now = self.now_ms;
+        let phases = self.fwd.phase_ns();
         let t0 = Instant::now();
         alloc::set_counting(count);
         self.fwd.process_burst(now, &mut self.input, &mut self.out);
         alloc::set_counting(false);
         let t1 = Instant::now();
+        let mid_phases = self.fwd.phase_ns();
         self.input.clear();
         let hits = self.take_output(t);
         self.next_data();
@@ -520,6 +564,10 @@ impl<F: FibSource> Bench<F> {
         self.fwd.tick(now);
         alloc::set_counting(false);
         let t3 = Instant::now();
+        if let (Some(start), Some(mid), Some(end)) = (phases, mid_phases, self.fwd.phase_ns()) {
+            add_phases(&mut t.phases[0], &mid.since(&start));
+            add_phases(&mut t.phases[1], &end.since(&mid));
+        }
         self.data_in.clear();
         let delivered = self.take_output(t);
         self.now_ms += 1;
@@ -656,7 +704,7 @@ fn reference_prefixes(args: &EngineArgs) -> anyhow::Result<NameSet> {
 }
 
 /// Totals of a multi-worker run: counts and rates summed, per-exchange time and CPU
-/// share averaged; stages, latency and memory are worker 0's.
+/// share averaged; phases, stages, latency and memory are worker 0's.
 fn combine(reports: Vec<Report>) -> Report {
     let n = reports.len();
     let mut total = reports[0].clone();
@@ -821,6 +869,7 @@ impl<F: FibSource> Runner<F> {
             alloc::AllocSnapshot::now().allocs_since(&before) as f64 / c.packets.max(1) as f64
         });
 
+        let pipeline_ns = pipeline_phases(b, args);
         let sample = STAGE_SAMPLE.min(b.pool() as usize);
         let stage_ns = stages(b, sample);
         let (bytes_per_pit_entry, bytes_per_cs_entry) = if counting { memory(b) } else { (None, None) };
@@ -862,6 +911,7 @@ impl<F: FibSource> Runner<F> {
             cs_hit_ratio: t.cs_hits as f64 / t.interests.max(1) as f64,
             nacks: t.nacks,
             unanswered: t.unanswered,
+            pipeline_ns,
             stage_ns,
             latency_ns: Latency { min: hist.min(), p50: hist.value_at_quantile(0.5), p99: hist.value_at_quantile(0.99), max: hist.max() },
             bytes_per_pit_entry,
@@ -925,6 +975,39 @@ fn build<F: FibSource>(args: &EngineArgs, worker: usize, fib_names: &NameSet, fi
 /// `None` elsewhere.
 pub(crate) fn thread_cpu_ns() -> Option<u64> {
     std::fs::read_to_string("/proc/thread-self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+/// Adds `more` to `sum`, phase by phase.
+fn add_phases(sum: &mut PhaseNs, more: &PhaseNs) {
+    sum.decode += more.decode;
+    sum.packets += more.packets;
+    sum.fib += more.fib;
+    sum.forward += more.forward;
+    sum.timers += more.timers;
+}
+
+/// Runs [`PHASE_ROUNDS`] more rounds (at most `--rounds`) with the engine's
+/// phase timing on, and divides each phase by the exchanges they made.
+fn pipeline_phases<F: FibSource>(b: &mut Bench<F>, args: &EngineArgs) -> PipelineNs {
+    let mut t = Tally::default();
+    b.fwd.time_phases(true);
+    for _ in 0..PHASE_ROUNDS.min(args.rounds.unwrap_or(PHASE_ROUNDS)).max(1) {
+        b.round(&mut t, None, false);
+    }
+    b.fwd.time_phases(false);
+    let per = |ns: u64| ns as f64 / t.exchanges.max(1) as f64;
+    let [i, d] = t.phases;
+    PipelineNs {
+        interest_decode: per(i.decode),
+        interest_tables: per(i.packets),
+        fib: per(i.fib + d.fib),
+        forward: per(i.forward + d.forward),
+        data_decode: per(d.decode),
+        data_tables: per(d.packets),
+        timers: per(i.timers + d.timers),
+        sum: per(i.total() + d.total()),
+        measured: per(u64::try_from(t.engine.as_nanos()).unwrap_or(u64::MAX)),
+    }
 }
 
 /// ns per item of `f` over `items`, best of `passes` passes (the least disturbed).
@@ -1125,6 +1208,21 @@ pub fn print_table(r: &Report) {
         bytes(r.bytes_per_cs_entry),
         bytes(r.bytes_per_fib_prefix)
     );
+    println!();
+    let p = &r.pipeline_ns;
+    println!("  pipeline phases, timed inside the engine as it ran (ns per exchange, {PHASE_ROUNDS} rounds after the timed run):");
+    for (label, v) in [
+        ("Interest decode", p.interest_decode),
+        ("Interest PIT/CS", p.interest_tables),
+        ("FIB lookup", p.fib),
+        ("strategy+send", p.forward),
+        ("Data decode", p.data_decode),
+        ("Data PIT/CS+send", p.data_tables),
+        ("timers", p.timers),
+    ] {
+        println!("    {label:<18} {v:>8.1}");
+    }
+    println!("    {:<18} {:>8.1}   (those rounds: {:.1} ns/exchange)", "sum", p.sum, p.measured);
     println!();
     println!("  stages, each measured in isolation (ns per call; one CS-miss exchange makes each once):");
     let s = &r.stage_ns;

@@ -60,6 +60,7 @@ fn worst_case_answers_every_interest_through_the_producer() {
         "cpu_share",
         "allocs_per_packet",
         "stage_ns",
+        "pipeline_ns",
         "latency_ns",
         "cs_hit_ratio",
         "bytes_per_pit_entry",
@@ -78,6 +79,13 @@ fn worst_case_answers_every_interest_through_the_producer() {
     for key in ["min", "p50", "p99", "max"] {
         assert!(json["latency_ns"][key].is_u64(), "latency {key}");
     }
+    // Every phase of the worst case runs, and the phases are timed inside the
+    // engine calls the same rounds timed whole: they cannot add up to more.
+    for key in ["interest_decode", "interest_tables", "fib", "forward", "data_decode", "data_tables", "timers"] {
+        assert!(json["pipeline_ns"][key].as_f64().is_some_and(|v| v > 0.0), "phase {key}");
+    }
+    let p = &r.pipeline_ns;
+    assert!(p.sum > 0.0 && p.sum <= p.measured, "phases {} ns within the engine's {} ns", p.sum, p.measured);
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! The forwarding pipeline. [`Forwarder::process_burst`] decodes a whole burst first,
 //! then runs each packet through its pipeline, appending the packets to send to an
-//! output vector the caller reuses; nothing here blocks or reads a clock.
+//! output vector the caller reuses; nothing here blocks, and the only clock read
+//! is the optional timing of its own phases ([`Forwarder::time_phases`]).
+
+use std::time::Instant;
 
 use bytes::Bytes;
 use smallvec::SmallVec;
@@ -12,6 +15,7 @@ use trajan_wire::{Data, Interest, NackReason, Name, WireError};
 
 use crate::counters::ForwarderCounters;
 use crate::faces::{FaceMeta, FaceTable};
+use crate::phases::{lap, PhaseNs};
 use crate::strategy::{self, InterestDecision, NackDecision, StrategyKind};
 use crate::FaceId;
 
@@ -208,6 +212,8 @@ pub struct Forwarder<F: FibSource = Fib> {
     expired: Vec<trajan_tables::PitEntry>,
     localhost: Name,
     localhop: Name,
+    /// Time spent per phase while [`Forwarder::time_phases`] is on.
+    phases: Option<PhaseNs>,
 }
 
 impl Forwarder {
@@ -243,7 +249,22 @@ impl<F: FibSource> Forwarder<F> {
             expired: Vec::new(),
             localhost: "/localhost".parse().expect("static name"),
             localhop: "/localhop".parse().expect("static name"),
+            phases: None,
         }
+    }
+
+    /// Turns the timing of the pipeline's phases on (from zero) or off. Off by
+    /// default: when on, each burst reads the monotonic clock a few times (at
+    /// phase boundaries, never per packet), which a benchmark's headline figure
+    /// should not include.
+    pub fn time_phases(&mut self, on: bool) {
+        self.phases = on.then(PhaseNs::default);
+    }
+
+    /// The time spent in each phase since [`Forwarder::time_phases`] turned
+    /// timing on; `None` while it is off.
+    pub fn phase_ns(&self) -> Option<PhaseNs> {
+        self.phases
     }
 
     /// Makes a face usable for forwarding.
@@ -264,6 +285,7 @@ impl<F: FibSource> Forwarder<F> {
 
     /// Expires pending Interests whose lifetime ended.
     pub fn tick(&mut self, now_ms: u64) {
+        let mut clock = self.phases.is_some().then(Instant::now);
         let mut expired = std::mem::take(&mut self.expired);
         self.pcct.expire(now_ms, &mut expired);
         for entry in expired.drain(..) {
@@ -273,6 +295,9 @@ impl<F: FibSource> Forwarder<F> {
             remember_nonces(&mut self.dead_nonces, &self.names, &entry, now_ms);
         }
         self.expired = expired;
+        if let (Some(t), Some(p)) = (clock.as_mut(), &mut self.phases) {
+            p.timers += lap(t);
+        }
     }
 
     /// Processes a burst of received packets, appending what to send to `out`.
@@ -284,6 +309,7 @@ impl<F: FibSource> Forwarder<F> {
     /// per packet. (Of an LpPacket it takes the fragment, a view; the caller
     /// keeps the rest.)
     pub fn process_burst(&mut self, now_ms: u64, input: &mut [(FaceId, Bytes)], out: &mut Vec<Outgoing>) {
+        let mut clock = self.phases.is_some().then(Instant::now);
         let mut parsed = std::mem::take(&mut self.parsed);
         let mut slots = std::mem::take(&mut self.slots);
         let mut linked = std::mem::take(&mut self.linked);
@@ -314,6 +340,7 @@ impl<F: FibSource> Forwarder<F> {
                 }
             }
         }
+        let decoded = clock.as_mut().map(|t| (lap(t), self.phases.unwrap_or_default()));
         // Interests that passed the PIT wait here for their FIB lookups, which run
         // as one pipelined burst before any later Data or Nack is processed, so
         // packets still take effect in arrival order.
@@ -350,6 +377,13 @@ impl<F: FibSource> Forwarder<F> {
         self.parsed = parsed;
         self.slots = slots;
         self.linked = linked;
+        if let (Some(t), Some((decode, before)), Some(p)) = (clock.as_mut(), decoded, &mut self.phases) {
+            // The packets' own pipelines: the loop's time less the FIB bursts
+            // run from inside it (timed by `forward_waiting`).
+            let inner = (p.fib + p.forward) - (before.fib + before.forward);
+            p.decode += decode;
+            p.packets += lap(t).saturating_sub(inner);
+        }
     }
 
     /// Looks up the FIB for every waiting Interest in one pipelined burst
@@ -359,6 +393,7 @@ impl<F: FibSource> Forwarder<F> {
         if waiting.is_empty() {
             return;
         }
+        let mut clock = self.phases.is_some().then(Instant::now);
         let Lookups { mut hops, mut ends } = std::mem::take(&mut self.lookups);
         hops.clear();
         ends.clear();
@@ -380,12 +415,17 @@ impl<F: FibSource> Forwarder<F> {
             None => ends.resize(names.len(), 0),
         }
         drop(names);
+        let looked_up = clock.as_mut().map(lap);
         let mut start = 0;
         for (w, &end) in waiting.drain(..).zip(&ends) {
             self.forward_new(now, &w, &hops[start..end], out);
             start = end;
         }
         self.lookups = Lookups { hops, ends };
+        if let (Some(t), Some(fib), Some(p)) = (clock.as_mut(), looked_up, &mut self.phases) {
+            p.fib += fib;
+            p.forward += lap(t);
+        }
     }
 
     /// The Interest pipeline up to the FIB: scope, HopLimit, loop checks, then one

@@ -10,11 +10,13 @@
 pub mod counters;
 pub mod faces;
 pub mod forwarder;
+pub mod phases;
 pub mod strategy;
 
 pub use counters::{ForwarderCounters, PacketCounters};
 pub use faces::{FaceMeta, FaceTable};
 pub use forwarder::{EngineConfig, Forwarder, Outgoing};
+pub use phases::PhaseNs;
 pub use strategy::StrategyKind;
 pub use trajan_tables::FaceId;
 

@@ -478,3 +478,41 @@ fn a_burst_keeps_no_view_of_its_packets_once_processed() {
     assert!(keep_interest.is_unique(), "the Interest's slot still views its buffer");
     assert!(keep_data.is_unique(), "the Data's slot still views its buffer");
 }
+
+/// Phase timing is off unless asked for; on, each phase gains time exactly
+/// when the pipeline runs it: an Interest burst decodes, probes, looks up
+/// the FIB and forwards; a Data burst has no FIB lookup or forwarding; only
+/// `tick` runs the timers. Off again, the counts are gone.
+#[test]
+fn phases_are_timed_only_when_asked_and_only_where_they_run() {
+    let mut f = forwarder();
+    let burst = |prefix: &str| (1..33).map(|k| (CONSUMER, interest(&format!("{prefix}/{k}"), k).encode())).collect();
+    // Left unanswered, to expire at the tick below (untimed until then).
+    assert_eq!(run(&mut f, 0, burst("/a/late")).len(), 32);
+    assert_eq!(f.phase_ns(), None);
+    f.time_phases(true);
+    assert_eq!(f.phase_ns(), Some(Default::default()));
+
+    let out = run(&mut f, 1, burst("/a"));
+    assert_eq!(out.len(), 32);
+    let after_interests = f.phase_ns().unwrap();
+    assert!(after_interests.decode > 0 && after_interests.packets > 0);
+    assert!(after_interests.fib > 0 && after_interests.forward > 0);
+    assert_eq!(after_interests.timers, 0);
+
+    let answers = (1..33).map(|k| (PRODUCER, data(&format!("/a/{k}"), Some(10_000)))).collect();
+    assert_eq!(run(&mut f, 2, answers).len(), 32);
+    let data_only = f.phase_ns().unwrap().since(&after_interests);
+    assert!(data_only.decode > 0 && data_only.packets > 0);
+    assert_eq!((data_only.fib, data_only.forward, data_only.timers), (0, 0, 0));
+
+    let before_tick = f.phase_ns().unwrap();
+    f.tick(5_000);
+    let ticked = f.phase_ns().unwrap().since(&before_tick);
+    assert_eq!((ticked.decode, ticked.packets, ticked.fib, ticked.forward), (0, 0, 0, 0));
+    assert!(ticked.timers > 0, "the expiry of /a/late/* was timed");
+    assert_eq!(f.counters.unsatisfied_interests, 32);
+
+    f.time_phases(false);
+    assert_eq!(f.phase_ns(), None);
+}
