@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_tables::{CsKey, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NameHasher, NextHop, Pcct, PitId, Probe};
+use trajan_tables::{Ahead, CsKey, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NameHasher, NextHop, Pcct, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::tlv::first_type;
 use trajan_wire::types::{DATA, INTEREST};
@@ -156,6 +156,31 @@ static NO_HEADERS: LpHeaders = LpHeaders {
     congestion_mark: None,
 };
 
+/// A burst prefetches CS answers when at least one Interest in this many of
+/// the previous burst's was answered from the CS.
+const HIT_SHARE: u64 = 8;
+
+/// Starts loading the lines the burst's CS hits will read
+/// ([`Pcct::prefetch_answer`]), in two passes over its Interests: their
+/// cached entries, then (those having arrived meanwhile) what the entries
+/// point to. A hit reads them one after the other (entry, then the packet's
+/// name and the entry's recency neighbours), so without this each of those
+/// misses stalls the probe in turn: a hit took ≈ 450 ns, more than a whole
+/// exchange that misses (docs/PERFORMANCE.md). Always inlined: a burst that
+/// does not run it then pays one branch, where the mere presence of a call
+/// (never made in the worst case) cost 15 instructions per exchange in how
+/// the packet loop's registers were allocated.
+#[inline(always)]
+fn prefetch_answers(pcct: &Pcct, parsed: &[(usize, Parsed)]) {
+    for ahead in [Ahead::Entry, Ahead::Packet] {
+        for (_, p) in parsed {
+            if let Parsed::Interest { keys, .. } = p {
+                pcct.prefetch_answer(keys.name, ahead);
+            }
+        }
+    }
+}
+
 /// Most Interests whose FIB lookups are pipelined together (the burst size the
 /// design guide asks for; a longer input is looked up in chunks of this many).
 const BURST: usize = 64;
@@ -214,6 +239,10 @@ pub struct Forwarder<F: FibSource = Fib> {
     localhop: Name,
     /// Time spent per phase while [`Forwarder::time_phases`] is on.
     phases: Option<PhaseNs>,
+    /// Whether the last burst with Interests had at least one in [`HIT_SHARE`]
+    /// answered from the CS: then the next burst prefetches their answers
+    /// ([`prefetch_answers`]). A burst that misses skips that work.
+    cache_answering: bool,
 }
 
 impl Forwarder {
@@ -250,6 +279,7 @@ impl<F: FibSource> Forwarder<F> {
             localhost: "/localhost".parse().expect("static name"),
             localhop: "/localhop".parse().expect("static name"),
             phases: None,
+            cache_answering: false,
         }
     }
 
@@ -345,6 +375,10 @@ impl<F: FibSource> Forwarder<F> {
         // as one pipelined burst before any later Data or Nack is processed, so
         // packets still take effect in arrival order.
         let mut waiting = std::mem::take(&mut self.waiting);
+        let (hits_before, interests_before) = (self.counters.cs_hits, self.counters.packets.in_interests);
+        if self.cache_answering {
+            prefetch_answers(&self.pcct, &parsed);
+        }
         for (at, p) in parsed.iter_mut() {
             let face = input[*at].0;
             match p {
@@ -371,6 +405,10 @@ impl<F: FibSource> Forwarder<F> {
         }
         self.forward_waiting(now_ms, &mut waiting, out);
         self.waiting = waiting;
+        let interests = self.counters.packets.in_interests - interests_before;
+        if interests > 0 {
+            self.cache_answering = (self.counters.cs_hits - hits_before) * HIT_SHARE >= interests;
+        }
         parsed.clear();
         slots.release();
         linked.clear();

@@ -516,3 +516,40 @@ fn phases_are_timed_only_when_asked_and_only_where_they_run() {
     f.time_phases(false);
     assert_eq!(f.phase_ns(), None);
 }
+
+/// Bursts that hit the CS make the next burst prefetch its Interests' answers
+/// ahead (a hint): answers stay exactly the cached packets, whatever mix of
+/// hits, misses and aggregation the burst holds, and a burst that misses
+/// forwards as before.
+#[test]
+fn bursts_answered_from_the_cache_stay_exact_while_answers_are_prefetched() {
+    let mut f = forwarder();
+    let names: Vec<String> = (0..40).map(|k| format!("/a/c/{k}")).collect();
+    let burst = |names: &[String], nonce: u32| -> Vec<(u32, Bytes)> { names.iter().enumerate().map(|(k, n)| (CONSUMER, interest(n, nonce + k as u32).encode())).collect() };
+    assert_eq!(run(&mut f, 0, burst(&names, 0)).len(), 40);
+    let cached: Vec<Bytes> = names.iter().map(|n| data(n, Some(60_000))).collect();
+    assert_eq!(run(&mut f, 1, names.iter().zip(&cached).map(|(_, d)| (PRODUCER, d.clone())).collect()).len(), 40);
+
+    // Every Interest hits, twice over (the second burst with prefetching on).
+    for (round, nonce) in [(2, 1000), (3, 2000)] {
+        let out = run(&mut f, round, burst(&names, nonce));
+        assert_eq!(out.len(), 40);
+        for (o, d) in out.iter().zip(&cached) {
+            assert_eq!((o.face, &o.pkt), (CONSUMER, d), "the cached packet itself");
+        }
+    }
+    assert_eq!(f.counters.cs_hits, 80);
+
+    // Hits between new names, each new name asked twice (two Nonces, one face).
+    let mut mixed = Vec::new();
+    for k in 0..20u32 {
+        mixed.push((CONSUMER, interest(&names[k as usize], 3000 + k).encode()));
+        mixed.push((CONSUMER2, interest(&format!("/a/new/{}", k / 2), 4000 + k).encode()));
+    }
+    let out = run(&mut f, 4, mixed);
+    let answers: Vec<_> = out.iter().filter(|o| o.face == CONSUMER).map(|o| o.pkt.clone()).collect();
+    assert_eq!(answers, cached[..20].to_vec());
+    let upstream = out.iter().filter(|o| o.face == PRODUCER).count();
+    assert_eq!(upstream, 10, "one Interest per new name; its second one aggregates");
+    assert_eq!(f.pcct.pit.len(), 10);
+}

@@ -131,6 +131,16 @@ pub struct CsKey {
     parents: [u32; PREFIX_LEVELS],
 }
 
+/// How far ahead of its Interest a CS answer's lines are prefetched: see
+/// [`crate::Pcct::prefetch_answer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ahead {
+    /// Far ahead: the cached packet's entry, found through the index line.
+    Entry,
+    /// Nearer: what the entry points to (the packet's name, its recency neighbours).
+    Packet,
+}
+
 /// The lengths of the proper prefixes a packet with an `n`-component name answers
 /// for ([`PREFIX_LEVELS`] of them, longest first, never the root).
 fn parent_lengths(n: usize) -> std::iter::Rev<std::ops::Range<usize>> {
@@ -217,6 +227,30 @@ impl Cs {
             Slot::Direct(i) => Some(self.direct.at(i).name()),
             Slot::Indirect(i) => Some(&self.indirect.at(i).name),
             Slot::Pending(_) => None,
+        }
+    }
+
+    /// Starts loading what answering a name tagged `tag` from the store reads
+    /// after its index line (which must have arrived: this reads it), for an
+    /// engine that knows which Interests come next. `Ahead::Entry`: the cached
+    /// packet's entry. `Ahead::Packet`, once that entry has arrived too: the
+    /// packet's name (the hit compares it) and the entries before and after it
+    /// in recency order (the hit moves it to the front, writing both). The
+    /// first packet with the tag is taken for the name's: a hint, which a tag
+    /// shared by two names only wastes.
+    #[inline]
+    pub(crate) fn prefetch_answer(&self, tag: u32, ahead: Ahead) {
+        let direct = self.index.find(tag, |v| matches!(Slot::decode(v), Slot::Direct(_)));
+        let Some(Slot::Direct(idx)) = direct.map(Slot::decode) else { return };
+        match ahead {
+            Ahead::Entry => self.direct.prefetch(idx),
+            Ahead::Packet => {
+                let d = self.direct.at(idx);
+                crate::fib::prefetch_addr(d.wire.as_ptr() as usize + d.name.start as usize);
+                for near in [self.lru.prev(&self.direct, idx), self.lru.next(&self.direct, idx)].into_iter().flatten() {
+                    self.direct.prefetch(near);
+                }
+            }
         }
     }
 
@@ -572,6 +606,27 @@ mod tests {
         for p in prefixes {
             cs.insert_indirect(&name(p), d.name());
         }
+    }
+
+    /// Prefetching an answer reads the index and the entries but changes
+    /// nothing, whatever the tag names: a cached packet (first, middle or last
+    /// in recency order), an indirect entry, nothing.
+    #[test]
+    fn prefetching_answers_changes_nothing() {
+        let mut cs = Cs::new(3);
+        insert(&mut cs, "/p/1", None, &[], 0);
+        insert(&mut cs, "/p/2", None, &[], 0);
+        insert(&mut cs, "/p/3/x", None, &["/p"], 0);
+        for uri in ["/p/1", "/p/2", "/p/3/x", "/p", "/q"] {
+            let n = name(uri);
+            for ahead in [Ahead::Entry, Ahead::Packet] {
+                cs.prefetch_answer(cs.tag_of(&n, n.len()), ahead);
+            }
+        }
+        assert_eq!((cs.len(), cs.indirect_len(), cs.hits(), cs.misses()), (3, 1, 0, 0));
+        assert_eq!(get(&mut cs, "/p", true, false, 0).as_deref(), Some("/p/3/x"));
+        insert(&mut cs, "/p/4", None, &[], 0);
+        assert_eq!(content(&mut cs, "/p/1", 0), None, "the least recently used went first, as before");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub mod pcct;
 pub mod pit;
 pub mod timer_wheel;
 
-pub use cs::{Cs, CsKey};
+pub use cs::{Ahead, Cs, CsKey};
 pub use dead_nonce::DeadNonceList;
 pub use fib::{Fib, FibEntry, FibReader, FibSource, FibVariant, FibWriter, NextHop};
 pub use lpm::LpmTable;

@@ -14,7 +14,7 @@
 use bytes::Bytes;
 use trajan_wire::{Data, Interest, Name};
 
-use crate::cs::{Cs, CsKey};
+use crate::cs::{Ahead, Cs, CsKey};
 use crate::line_index::LineIndex;
 use crate::name_key::NameHasher;
 use crate::pit::{Pit, PitFull, PitId};
@@ -115,6 +115,17 @@ impl Pcct {
     #[inline]
     pub fn prefetch(&self, hash: u64) {
         self.cs.index.prefetch(LineIndex::tag(hash));
+    }
+
+    /// Starts loading, a few Interests ahead, the lines a CS hit for the name
+    /// hashed `hash` reads one after the other (the cached entry, then its
+    /// packet and its recency neighbours: see [`Ahead`]), whose misses would
+    /// otherwise follow each other in the probe. For an engine whose Interests
+    /// hit the cache: each call reads the name's index line, which
+    /// [`Pcct::prefetch`] should have loaded earlier, and a miss gains nothing.
+    #[inline]
+    pub fn prefetch_answer(&self, hash: u64, ahead: Ahead) {
+        self.cs.prefetch_answer(LineIndex::tag(hash), ahead);
     }
 
     /// One walk of the index for the name whose encoded components are `name`
