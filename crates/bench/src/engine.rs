@@ -565,8 +565,8 @@ impl<F: FibSource> Bench<F> {
         alloc::set_counting(false);
         let t3 = Instant::now();
         if let (Some(start), Some(mid), Some(end)) = (phases, mid_phases, self.fwd.phase_ns()) {
-            add_phases(&mut t.phases[0], &mid.since(&start));
-            add_phases(&mut t.phases[1], &end.since(&mid));
+            t.phases[0] += mid.since(&start);
+            t.phases[1] += end.since(&mid);
         }
         self.data_in.clear();
         let delivered = self.take_output(t);
@@ -975,15 +975,6 @@ fn build<F: FibSource>(args: &EngineArgs, worker: usize, fib_names: &NameSet, fi
 /// `None` elsewhere.
 pub(crate) fn thread_cpu_ns() -> Option<u64> {
     std::fs::read_to_string("/proc/thread-self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
-}
-
-/// Adds `more` to `sum`, phase by phase.
-fn add_phases(sum: &mut PhaseNs, more: &PhaseNs) {
-    sum.decode += more.decode;
-    sum.packets += more.packets;
-    sum.fib += more.fib;
-    sum.forward += more.forward;
-    sum.timers += more.timers;
 }
 
 /// Runs [`PHASE_ROUNDS`] more rounds (at most `--rounds`) with the engine's

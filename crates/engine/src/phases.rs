@@ -55,6 +55,18 @@ impl PhaseNs {
     }
 }
 
+/// Adds another stretch's phases, phase by phase, for a caller that sums
+/// stretches of a run (see [`PhaseNs::since`]).
+impl std::ops::AddAssign for PhaseNs {
+    fn add_assign(&mut self, more: PhaseNs) {
+        self.decode += more.decode;
+        self.packets += more.packets;
+        self.fib += more.fib;
+        self.forward += more.forward;
+        self.timers += more.timers;
+    }
+}
+
 /// Nanoseconds from `*mark` to now, moving the mark to now: one clock read
 /// ends a phase and starts the next. Saturating (a run does not last 584 years).
 #[inline]
@@ -75,5 +87,8 @@ mod tests {
         let b = PhaseNs { decode: 11, packets: 22, fib: 33, forward: 44, timers: 55 };
         assert_eq!(b.since(&a), PhaseNs { decode: 10, packets: 20, fib: 30, forward: 40, timers: 50 });
         assert_eq!(a.total(), 15);
+        let mut sum = a;
+        sum += b.since(&a);
+        assert_eq!(sum, b);
     }
 }
