@@ -17,8 +17,9 @@ pub struct BenchArgs {
 /// Which benchmark to run.
 #[derive(clap::Subcommand, Debug)]
 pub enum BenchCommand {
-    /// The forwarding engine from memory: exchanges/s, per-stage ns, latency,
-    /// allocations and bytes per table entry, for a seeded workload.
+    /// The forwarding engine from memory: exchanges/s, ns per pipeline phase (timed
+    /// inside the engine) and per stage (each alone), latency, allocations and
+    /// bytes per table entry, for a seeded workload.
     Engine(engine::EngineArgs),
     /// The FIB alone, variants side by side: lookups/s, false-positive rate, bytes
     /// per prefix, build time and update rates (one JSON line per result with --json).
