@@ -43,14 +43,15 @@ impl PhaseNs {
 
     /// Each phase's time since `earlier` (an earlier reading of the same
     /// counters), for a caller that attributes stretches of a run to what it
-    /// fed the engine then.
+    /// fed the engine then. A reading from before timing was restarted is
+    /// not earlier: a phase it exceeds counts zero.
     pub fn since(&self, earlier: &PhaseNs) -> PhaseNs {
         PhaseNs {
-            decode: self.decode - earlier.decode,
-            packets: self.packets - earlier.packets,
-            fib: self.fib - earlier.fib,
-            forward: self.forward - earlier.forward,
-            timers: self.timers - earlier.timers,
+            decode: self.decode.saturating_sub(earlier.decode),
+            packets: self.packets.saturating_sub(earlier.packets),
+            fib: self.fib.saturating_sub(earlier.fib),
+            forward: self.forward.saturating_sub(earlier.forward),
+            timers: self.timers.saturating_sub(earlier.timers),
         }
     }
 }
@@ -90,5 +91,6 @@ mod tests {
         let mut sum = a;
         sum += b.since(&a);
         assert_eq!(sum, b);
+        assert_eq!(a.since(&b), PhaseNs::default(), "not an earlier reading");
     }
 }
