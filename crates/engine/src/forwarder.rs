@@ -445,8 +445,12 @@ impl<F: FibSource> Forwarder<F> {
         match self.fib.view() {
             Some(fib) => fib.lpm_burst(&names, |i, hit| {
                 debug_assert_eq!(i, ends.len());
-                if let Some((_, e)) = hit {
-                    hops.extend_from_slice(&e.nexthops);
+                // One next hop, the common route, is pushed: copying a slice
+                // of unknown length was a call to memcpy per Interest.
+                match hit.map(|(_, e)| e.nexthops.as_slice()) {
+                    Some(&[one]) => hops.push(one),
+                    Some(many) => hops.extend_from_slice(many),
+                    None => {}
                 }
                 ends.push(hops.len());
             }),
