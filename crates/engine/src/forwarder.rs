@@ -370,7 +370,9 @@ impl<F: FibSource> Forwarder<F> {
                 }
             }
         }
-        let decoded = clock.as_mut().map(|t| (lap(t), self.phases.unwrap_or_default()));
+        // The FIB bursts run from the packet loop below time themselves; what
+        // they had timed so far is kept to take their share out of the loop's.
+        let decoded = clock.as_mut().map(|t| (lap(t), self.phases.map_or(0, |p| p.fib + p.forward)));
         // Interests that passed the PIT wait here for their FIB lookups, which run
         // as one pipelined burst before any later Data or Nack is processed, so
         // packets still take effect in arrival order.
@@ -415,10 +417,10 @@ impl<F: FibSource> Forwarder<F> {
         self.parsed = parsed;
         self.slots = slots;
         self.linked = linked;
-        if let (Some(t), Some((decode, before)), Some(p)) = (clock.as_mut(), decoded, &mut self.phases) {
+        if let (Some(t), Some((decode, fib_before)), Some(p)) = (clock.as_mut(), decoded, &mut self.phases) {
             // The packets' own pipelines: the loop's time less the FIB bursts
             // run from inside it (timed by `forward_waiting`).
-            let inner = (p.fib + p.forward) - (before.fib + before.forward);
+            let inner = (p.fib + p.forward) - fib_before;
             p.decode += decode;
             p.packets += lap(t).saturating_sub(inner);
         }

@@ -131,13 +131,14 @@ pub struct CsKey {
     parents: [u32; PREFIX_LEVELS],
 }
 
-/// How far ahead of its Interest a CS answer's lines are prefetched: see
-/// [`crate::Pcct::prefetch_answer`].
+/// Which of a CS answer's lines a prefetch starts loading, in the order a hit
+/// reads them (see [`crate::Pcct::prefetch_answer`]): an engine prefetches a
+/// burst's entries first, then, once those have arrived, what they point to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ahead {
-    /// Far ahead: the cached packet's entry, found through the index line.
+    /// The cached packet's entry, found through the index line.
     Entry,
-    /// Nearer: what the entry points to (the packet's name, its recency neighbours).
+    /// What the entry points to (the packet's name, its recency neighbours).
     Packet,
 }
 

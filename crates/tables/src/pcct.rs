@@ -117,9 +117,9 @@ impl Pcct {
         self.cs.index.prefetch(LineIndex::tag(hash));
     }
 
-    /// Starts loading, a few Interests ahead, the lines a CS hit for the name
-    /// hashed `hash` reads one after the other (the cached entry, then its
-    /// packet and its recency neighbours: see [`Ahead`]), whose misses would
+    /// Starts loading, before the Interest is probed, the lines a CS hit for
+    /// the name hashed `hash` reads one after the other (the cached entry, then
+    /// its packet and its recency neighbours: see [`Ahead`]), whose misses would
     /// otherwise follow each other in the probe. For an engine whose Interests
     /// hit the cache: each call reads the name's index line, which
     /// [`Pcct::prefetch`] should have loaded earlier, and a miss gains nothing.
