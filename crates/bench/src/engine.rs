@@ -1211,9 +1211,9 @@ pub fn print_table(r: &Report) {
         ("Data PIT/CS+send", p.data_tables),
         ("timers", p.timers),
     ] {
-        println!("    {label:<18} {v:>8.1}");
+        ns_row(label, v, "");
     }
-    println!("    {:<18} {:>8.1}   (those rounds: {:.1} ns/exchange)", "sum", p.sum, p.measured);
+    ns_row("sum", p.sum, &format!("   (those rounds: {:.1} ns/exchange)", p.measured));
     println!();
     println!("  stages, each measured in isolation (ns per call; one CS-miss exchange makes each once):");
     let s = &r.stage_ns;
@@ -1229,9 +1229,14 @@ pub fn print_table(r: &Report) {
         ("CS insert", s.cs_insert),
         ("encode/output", s.encode_output),
     ] {
-        println!("    {label:<18} {v:>8.1}");
+        ns_row(label, v, "");
     }
-    println!("    {:<18} {:>8.1}   (expired or stale-soon MustBeFresh Interests only, not summed)", "dead-nonce add", s.dead_nonce_add);
-    println!("    {:<18} {:>8.1}   (measured: {:.1} ns/exchange)", "sum", s.sum, r.ns_per_exchange);
-    println!("    {:<18} {:>8.1}   (inside the table stages, not summed)", "name hash", s.hash_name);
+    ns_row("dead-nonce add", s.dead_nonce_add, "   (expired or stale-soon MustBeFresh Interests only, not summed)");
+    ns_row("sum", s.sum, &format!("   (measured: {:.1} ns/exchange)", r.ns_per_exchange));
+    ns_row("name hash", s.hash_name, "   (inside the table stages, not summed)");
+}
+
+/// One line of the table's phase and stage lists: a label, ns, and a note.
+fn ns_row(label: &str, ns: f64, note: &str) {
+    println!("    {label:<18} {ns:>8.1}{note}");
 }
