@@ -11,8 +11,10 @@ mod consumer;
 mod ports;
 mod producer;
 
+use std::io::{Read, Write};
 use std::net::Ipv4Addr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -81,6 +83,13 @@ pub struct GenArgs {
     /// Print one JSON object instead of a line
     #[arg(long)]
     pub json: bool,
+    /// After the report, keep the ports open until stdin closes (or SIGINT/SIGTERM).
+    /// A router whose memif peer disconnects while it polls the port can crash
+    /// (DPDK 22.11's driver, docs/ARCHITECTURE.md): a script that runs the
+    /// generator against one reads the report, stops the router, then closes
+    /// the generator's stdin
+    #[arg(long)]
+    pub hold: bool,
 }
 
 /// The whole report.
@@ -189,9 +198,17 @@ fn wait_ready(ports: &mut Ports) -> anyhow::Result<()> {
     }
 }
 
+/// A finished run: its report, and its ports, still open until dropped (see
+/// `--hold`).
+struct Finished {
+    report: Report,
+    ports: Ports,
+    stop: Arc<AtomicBool>,
+}
+
 /// Runs the generator until the consumer is done (or, with only a producer, for
 /// `--duration`), or SIGINT/SIGTERM.
-pub fn generate(args: &GenArgs) -> anyhow::Result<Report> {
+fn generate(args: &GenArgs) -> anyhow::Result<Finished> {
     let prefix: Name = args.prefix.parse().with_context(|| format!("bad name {:?}", args.prefix))?;
     if args.consumer.is_none() && args.producer.is_none() {
         bail!("give --consumer PORT, --producer PORT or both");
@@ -241,17 +258,39 @@ pub fn generate(args: &GenArgs) -> anyhow::Result<Report> {
         }
         report.consumer = Some(c.finish());
     }
-    Ok(report)
+    Ok(Finished { report, ports, stop })
+}
+
+/// Returns once stdin reaches its end (or fails) or `stop` is set, reading and
+/// discarding whatever comes in a fixed buffer. The read blocks in a thread of
+/// its own, left behind if a signal ends the wait first.
+fn hold_until_stdin_closes(stop: &AtomicBool) {
+    let closed = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&closed);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        let mut stdin = std::io::stdin().lock();
+        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+        flag.store(true, Ordering::Relaxed);
+    });
+    while !closed.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// `trajan gen`: prints the report; fails when a consumer got nothing back.
 pub fn run(args: GenArgs) -> anyhow::Result<()> {
-    let report = generate(&args)?;
+    let Finished { report, ports, stop } = generate(&args)?;
     if args.json {
         println!("{}", report.json());
     } else {
         println!("{}", report.line());
     }
+    if args.hold {
+        std::io::stdout().flush().context("writing the report")?;
+        hold_until_stdin_closes(&stop);
+    }
+    drop(ports);
     if report.consumer.as_ref().is_some_and(|c| c.sent > 0 && c.satisfied == 0) {
         bail!("no Data came back for {} Interests under {}", report.consumer.map_or(0, |c| c.sent), args.prefix);
     }
