@@ -21,11 +21,22 @@ fn gen(args: &[&str]) -> serde_json::Value {
 }
 
 /// Runs `CMD gen ARGS --json` (CMD: `trajan`, or `trajan` inside a namespace).
-fn gen_cmd(mut cmd: Command, args: &[&str]) -> serde_json::Value {
-    let out = cmd.arg("gen").args(args).args(["--json", "--duration", "20"]).output().unwrap();
+fn gen_cmd(cmd: Command, args: &[&str]) -> serde_json::Value {
+    let out = gen_args(cmd, args).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "gen failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    report(stdout.lines().last().unwrap_or_default())
+}
+
+/// `CMD gen ARGS --json`, bounded in time, not yet run.
+fn gen_args(mut cmd: Command, args: &[&str]) -> Command {
+    cmd.arg("gen").args(args).args(["--json", "--duration", "20"]);
+    cmd
+}
+
+/// The JSON report `gen --json` printed as `line`.
+fn report(line: &str) -> serde_json::Value {
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
 }
 
 #[test]
@@ -77,16 +88,12 @@ fn gen_over_memif(workers: &str) {
     // The generator holds its ports open after its report until the router
     // is gone: DPDK 22.11's memif driver can crash a router whose peer
     // disconnects while it polls (docs/ARCHITECTURE.md).
-    let mut g = Command::new(trajan())
-        .args(["gen", "/gen", "--consumer", "dpdk:net_memif0", "--producer", "dpdk:net_memif1@udp4", "--eal=--no-pci", "--eal=--no-huge", &ce, &pe])
-        .args(["-c", "5000", "-w", "64", "--json", "--duration", "20", "--hold"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = ["/gen", "--consumer", "dpdk:net_memif0", "--producer", "dpdk:net_memif1@udp4", "--eal=--no-pci", "--eal=--no-huge", &ce, &pe, "-c", "5000", "-w", "64", "--hold"];
+    let mut g = gen_args(Command::new(trajan()), &args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let mut line = String::new();
     BufReader::new(g.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let j: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}\nrouter log:\n{}", r.log()));
+    assert!(!line.is_empty(), "gen printed no report\nrouter log:\n{}", r.log());
+    let j = report(&line);
     assert_eq!(j["satisfied"], 5000, "{j}\nrouter log:\n{}", r.log());
     assert_eq!(j["lost"], 0, "{j}");
     // Management lists the DPDK faces, with what they carried.

@@ -11,7 +11,7 @@ mod consumer;
 mod ports;
 mod producer;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,7 +25,7 @@ pub use consumer::{Consumer, ConsumerStats, Names};
 pub use ports::{GenPort, PortSpec, UdpPort};
 pub use producer::{Producer, ProducerStats};
 
-use crate::stop::stop_flag;
+use crate::stop::{set_at_stdin_end, stop_flag};
 
 /// How long the ports' links may take to come up.
 const LINK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -261,23 +261,6 @@ fn generate(args: &GenArgs) -> anyhow::Result<Finished> {
     Ok(Finished { report, ports, stop })
 }
 
-/// Returns once stdin reaches its end (or fails) or `stop` is set, reading and
-/// discarding whatever comes in a fixed buffer. The read blocks in a thread of
-/// its own, left behind if a signal ends the wait first.
-fn hold_until_stdin_closes(stop: &AtomicBool) {
-    let closed = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&closed);
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        let mut stdin = std::io::stdin().lock();
-        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
-        flag.store(true, Ordering::Relaxed);
-    });
-    while !closed.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// `trajan gen`: prints the report; fails when a consumer got nothing back.
 pub fn run(args: GenArgs) -> anyhow::Result<()> {
     let Finished { report, ports, stop } = generate(&args)?;
@@ -288,7 +271,10 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     }
     if args.hold {
         std::io::stdout().flush().context("writing the report")?;
-        hold_until_stdin_closes(&stop);
+        set_at_stdin_end(&stop);
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
     drop(ports);
     if report.consumer.as_ref().is_some_and(|c| c.sent > 0 && c.satisfied == 0) {
