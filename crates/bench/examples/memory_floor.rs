@@ -13,6 +13,9 @@
 
 use std::time::Instant;
 
+use trajan_tables::fib::prefetch;
+use trajan_tables::huge;
+
 /// Lookups timed: enough for a stable figure, bounded so a run takes seconds.
 const LOOKUPS: usize = 4_000_000;
 
@@ -20,29 +23,12 @@ fn arg(i: usize, default: usize) -> usize {
     std::env::args().nth(i).map_or(default, |a| a.parse().expect("arguments are whole numbers: MIB GROUP CHAIN HUGE"))
 }
 
-#[cfg(target_arch = "x86_64")]
-fn prefetch(p: *const u8) {
-    // SAFETY: a prefetch never faults, whatever the address; SSE is baseline x86-64.
-    #[allow(unused_unsafe)]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn prefetch(_: *const u8) {}
-
 fn main() {
     let (mib, group, chain, huge) = (arg(1, 700), arg(2, 16).clamp(1, 256), arg(3, 3).max(1), arg(4, 1) != 0);
     let lines = (mib << 20) / 64;
     assert!(lines > 0, "the table needs at least one line");
-    let mut table = Vec::<u8>::with_capacity(lines * 64);
-    if huge {
-        // SAFETY: the range is the vector's own allocation; MADV_HUGEPAGE only
-        // changes how the kernel backs it.
-        unsafe { libc::madvise(table.as_mut_ptr() as *mut libc::c_void, lines * 64, libc::MADV_HUGEPAGE) };
-    }
-    table.resize(lines * 64, 1);
+    // Backed as the FIB's arrays are: huge pages asked for before first touch.
+    let table = if huge { huge::filled(lines * 64, 1u8) } else { vec![1u8; lines * 64] };
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut random = move || {
         x ^= x << 13;

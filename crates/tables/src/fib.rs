@@ -843,9 +843,11 @@ struct InFlight {
 }
 
 /// Asks the CPU to start loading the cache line of `r`. A hint: no effect on
-/// results, and a no-op on targets without a prefetch instruction here.
+/// results, and a no-op on targets without a prefetch instruction here. Public
+/// for measurements outside the tables (the bench's memory floor) that must
+/// prefetch as the FIB does.
 #[inline(always)]
-pub(crate) fn prefetch<T>(r: &T) {
+pub fn prefetch<T>(r: &T) {
     prefetch_addr(r as *const T as usize);
 }
 

@@ -49,7 +49,9 @@ pub(crate) fn reserve<T>(v: &mut Vec<T>, additional: usize) {
 }
 
 /// `n` copies of `value` in memory advised for huge pages before it is touched.
-pub(crate) fn filled<T: Clone>(n: usize, value: T) -> Vec<T> {
+/// Public for measurements outside the tables (the bench's memory floor) whose
+/// arrays must be backed as the tables' are, for figures that compare.
+pub fn filled<T: Clone>(n: usize, value: T) -> Vec<T> {
     let mut v = Vec::with_capacity(n);
     advise(&v);
     v.resize(n, value);

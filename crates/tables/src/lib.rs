@@ -12,7 +12,6 @@
 
 #![warn(missing_docs)]
 
-mod huge;
 mod ilist;
 mod line_index;
 mod parents;
@@ -22,6 +21,7 @@ mod ways;
 pub mod cs;
 pub mod dead_nonce;
 pub mod fib;
+pub mod huge;
 pub mod lpm;
 pub mod name_hash;
 pub mod name_key;
