@@ -198,11 +198,17 @@ struct Lookups {
 }
 
 /// An Interest that passed the PIT and waits for its FIB lookup (of its PIT
-/// entry's name, which the received Interest gave up to the entry).
+/// entry's name, which the received Interest gave up to the entry), with the
+/// Nonce and HopLimit it goes upstream with: a later Interest of the burst
+/// may aggregate into the entry first, and what is sent on this one's behalf
+/// must still be this one (an upstream sent its own Interest back sees a loop).
+#[derive(Clone, Copy)]
 struct Waiting {
     id: PitId,
     ingress: FaceId,
     ingress_local: bool,
+    nonce: u32,
+    hop_limit: Option<u8>,
 }
 
 /// The forwarder: tables, strategies and faces of one worker. `F` is how it reaches
@@ -363,10 +369,12 @@ impl<F: FibSource> Forwarder<F> {
             Parsed::Nack { .. } => {}
         };
         for (at, (face, pkt)) in input.iter_mut().enumerate() {
+            // A packet from a face the forwarder does not know is counted
+            // nowhere, malformed or not (its face's other packets are ignored).
             if decode(at, pkt, &mut parsed, &mut slots, &mut linked, &keyed).is_err() {
-                self.counters.malformed += 1;
                 if let Some(f) = self.faces.get_mut(*face) {
                     f.counters.malformed += 1;
+                    self.counters.malformed += 1;
                 }
             }
         }
@@ -535,7 +543,7 @@ impl<F: FibSource> Forwarder<F> {
             }
         };
         let entry = self.pcct.pit.get_mut(id).expect("just found or inserted");
-        let expiry = now + interest.lifetime();
+        let expiry = now.saturating_add(interest.lifetime());
         // A new entry has no records: no Nonce of it can have looped.
         if inserted {
             entry.add_first_in_record(ingress, nonce, expiry, lp.pit_token.clone());
@@ -579,7 +587,7 @@ impl<F: FibSource> Forwarder<F> {
             }
             return None;
         }
-        let waiting = Waiting { id, ingress, ingress_local: local };
+        let waiting = Waiting { id, ingress, ingress_local: local, nonce, hop_limit: interest.hop_limit };
         if let Some(hint) = &interest.forwarding_hint {
             let name = self.pcct.pit.get(id).expect("present").name();
             let nexthops = self.fib_nexthops(Some(hint), name);
@@ -597,17 +605,35 @@ impl<F: FibSource> Forwarder<F> {
     /// without them (docs/PERFORMANCE.md).
     #[inline(always)]
     fn forward_new(&mut self, now: u64, w: &Waiting, nexthops: &[NextHop], out: &mut Vec<Outgoing>) {
-        let Waiting { id, ingress, ingress_local } = *w;
+        let Waiting { id, ingress, ingress_local, nonce, hop_limit } = *w;
         // Gone when an earlier Interest of the same burst, from the same face, was
         // Nacked NoRoute and took the entry with it; that Nack answered this one too.
         let Some(entry) = self.pcct.pit.get(id) else { return };
         let kind = self.strategy_for(entry.name());
-        let is_localhop = self.localhop.is_prefix_of(entry.name());
+        let local_only = self.local_only(entry.name(), ingress_local);
         let faces = &self.faces;
-        let usable = |f: FaceId| {
-            f != ingress && faces.get(f).is_some_and(|m| !(is_localhop && !ingress_local && !m.local))
-        };
-        match strategy::on_interest(kind, entry, nexthops, now, usable) {
+        let usable = |f: FaceId| f != ingress && faces.get(f).is_some_and(|m| m.local || !local_only);
+        let decision = strategy::on_interest(kind, entry, nexthops, now, usable);
+        // The entry's encoding is the latest Interest aggregated into it; here
+        // another than this one (a later Interest of the burst, or one since
+        // this was forwarded). Sent on, it must not go back to the face it came
+        // from (that face's own Nonce: a loop) nor stand for a face no longer
+        // waiting, and a Nack must carry this Interest's Nonce: then this one
+        // is rebuilt (a rare path; aggregation as such never takes it).
+        if entry.nonce != nonce && !matches!(decision, InterestDecision::Suppress) {
+            let from = |f: FaceId| entry.in_records.iter().any(|r| r.face == f && r.nonce == entry.nonce);
+            let orphan = !entry.in_records.iter().any(|r| r.nonce == entry.nonce);
+            let back = match &decision {
+                InterestDecision::ForwardTo(f) => from(*f),
+                InterestDecision::Forward(targets) => targets.iter().any(|f| from(*f)),
+                InterestDecision::NoRoute => true,
+                InterestDecision::Suppress => false,
+            };
+            if orphan || back {
+                rebuild_upstream(self.pcct.pit.get_mut(id).expect("present"), nonce, hop_limit);
+            }
+        }
+        match decision {
             InterestDecision::ForwardTo(face) => self.send_interest(now, id, ingress, face, out),
             InterestDecision::Forward(targets) => {
                 for face in targets {
@@ -628,6 +654,16 @@ impl<F: FibSource> Forwarder<F> {
                 self.send_nack_wire(ingress, &wire, NackReason::NoRoute, token, out);
             }
         }
+    }
+
+    /// Whether an Interest named `name`, from a local face or not, may leave
+    /// by local faces only (NFD's wouldViolateScope): a `/localhost` Interest
+    /// (only a local face's is accepted) always, a `/localhop` one from a
+    /// non-local face too. Neither a default route nor a strategy's retry
+    /// after a Nack may carry a local app's `/localhost` Interest onto the
+    /// network. (A local app's NextHopFaceId is obeyed without it, as in NFD.)
+    fn local_only(&self, name: &Name, from_local: bool) -> bool {
+        if from_local { self.localhost.is_prefix_of(name) } else { self.localhop.is_prefix_of(name) }
     }
 
     /// The next hops for an Interest named `name`: by its ForwardingHint
@@ -780,10 +816,21 @@ impl<F: FibSource> Forwarder<F> {
         };
         let nexthops = self.fib_nexthops(latest.forwarding_hint.as_ref(), &latest.name);
         let faces = &self.faces;
-        let usable = |f: FaceId| faces.get(f).is_some() && !entry.in_records.iter().any(|r| r.face == f);
+        let downstream = entry.in_records.first().map_or(ingress, |r| r.face);
+        // Only a local face's `/localhost` Interest makes an entry, even if
+        // that face has gone since.
+        let from_local = self.localhost.is_prefix_of(entry.name()) || faces.get(downstream).is_some_and(|m| m.local);
+        let local_only = self.local_only(entry.name(), from_local);
+        let usable = |f: FaceId| faces.get(f).is_some_and(|m| m.local || !local_only) && !entry.in_records.iter().any(|r| r.face == f);
         match strategy::on_nack(kind, entry, &nexthops, usable) {
             NackDecision::Retry(face) => {
-                let downstream = entry.in_records.first().map_or(ingress, |r| r.face);
+                // The encoding's own face may have left the entry (Nacked
+                // NoRoute); then it goes on as the first remaining one's.
+                let entry = self.pcct.pit.get_mut(id).expect("found");
+                if let Some(first) = entry.in_records.first().filter(|_| !entry.in_records.iter().any(|r| r.nonce == entry.nonce)) {
+                    let (nonce, hop_limit) = (first.nonce, entry.hop_limit);
+                    rebuild_upstream(entry, nonce, hop_limit);
+                }
                 self.send_interest(now, id, downstream, face, out);
             }
             NackDecision::Wait => {}
@@ -823,6 +870,18 @@ fn send_data(faces: &mut FaceTable, counters: &mut ForwarderCounters, face: Face
 #[inline(never)]
 fn wrapped(wire: &Bytes, headers: &LpHeaders) -> Bytes {
     LpPacket::wrap(wire, headers)
+}
+
+/// Re-encodes the Interest a PIT entry sends upstream with another Nonce and
+/// HopLimit, those of the Interest it now goes on for (see
+/// `Forwarder::forward_new`). Out of line: a rare path, which allocates.
+#[cold]
+fn rebuild_upstream(entry: &mut trajan_tables::PitEntry, nonce: u32, hop_limit: Option<u8>) {
+    // The encoding was decoded on arrival or encoded here: it decodes.
+    let Ok(mut interest) = Interest::decode(entry.wire()) else { return };
+    interest.nonce = Some(nonce);
+    interest.hop_limit = hop_limit;
+    entry.set_upstream(interest.encode(), nonce, hop_limit);
 }
 
 /// Adds the Nonces a PIT entry sent upstream to the dead nonce list, as its entry

@@ -210,6 +210,49 @@ fn localhost_from_non_local_face_is_dropped() {
     assert_eq!(LpPacket::decode(&out[0].pkt).unwrap().headers.incoming_face_id, Some(500));
 }
 
+/// Scope on the way out, as NFD's `wouldViolateScope`: a local app's
+/// `/localhost` Interest never follows a route (here the default one) to a
+/// non-local face, neither first nor as a retry after a Nack, and a
+/// `/localhop` Interest crosses one non-local hop at most.
+#[test]
+fn scoped_interests_leave_only_by_faces_their_scope_allows() {
+    const APP: u32 = 500;
+    const LOCAL_PEER: u32 = 501;
+    let mut f = forwarder();
+    for id in [APP, LOCAL_PEER] {
+        f.add_face(id, FaceMeta { local: true, point_to_point: true, ..Default::default() });
+    }
+    f.fib.add_nexthop(&name("/"), PRODUCER, 10);
+    let nacked_no_route = |out: &[Outgoing], to: u32| out.len() == 1 && out[0].face == to && decode(&out[0]).2 == Some(NackReason::NoRoute);
+    let out = run(&mut f, 0, vec![(APP, interest("/localhost/x", 1).encode())]);
+    assert!(nacked_no_route(&out, APP), "{out:?}");
+    let out = run(&mut f, 1, vec![(CONSUMER, interest("/localhop/y", 2).encode())]);
+    assert!(nacked_no_route(&out, CONSUMER), "{out:?}");
+    let out = run(&mut f, 2, vec![(APP, interest("/localhop/y", 3).encode())]);
+    assert_eq!(out.iter().map(|o| o.face).collect::<Vec<_>>(), [PRODUCER]);
+    // Pinned by the app to a non-local face, then Nacked there: the strategy's
+    // retry does not take the default route either.
+    f.add_face(APP, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
+    f.fib.add_nexthop(&name("/"), PRODUCER2, 20);
+    let pinned = LpPacket::wrap(&interest("/localhost/p", 4).encode(), &LpHeaders { next_hop_face_id: Some(PRODUCER2 as u64), ..Default::default() });
+    let out = run(&mut f, 3, vec![(APP, pinned)]);
+    assert_eq!(out.iter().map(|o| o.face).collect::<Vec<_>>(), [PRODUCER2]);
+    let nack = LpPacket::wrap(&interest("/localhost/p", 4).encode(), &LpHeaders { nack: Some(NackReason::Congestion), ..Default::default() });
+    let out = run(&mut f, 4, vec![(PRODUCER2, nack)]);
+    assert_eq!(out.iter().map(|o| (o.face, decode(o).2)).collect::<Vec<_>>(), [(APP, Some(NackReason::Congestion))]);
+    // The same when the app has gone by the time the Nack comes.
+    let pinned = LpPacket::wrap(&interest("/localhost/q", 6).encode(), &LpHeaders { next_hop_face_id: Some(PRODUCER2 as u64), ..Default::default() });
+    assert_eq!(run(&mut f, 4, vec![(APP, pinned)]).len(), 1);
+    f.remove_face(APP);
+    let nack = LpPacket::wrap(&interest("/localhost/q", 6).encode(), &LpHeaders { nack: Some(NackReason::Congestion), ..Default::default() });
+    assert_eq!(run(&mut f, 4, vec![(PRODUCER2, nack)]), []);
+    f.add_face(APP, FaceMeta { local: true, point_to_point: true, ..Default::default() });
+    f.fib.add_nexthop(&name("/localhost/x"), LOCAL_PEER, 10);
+    let out = run(&mut f, 5, vec![(APP, interest("/localhost/x", 5).encode())]);
+    assert_eq!(out.iter().map(|o| o.face).collect::<Vec<_>>(), [LOCAL_PEER]);
+    assert_eq!(f.counters.no_route, 2);
+}
+
 #[test]
 fn unsolicited_data_is_dropped() {
     let mut f = forwarder();
@@ -295,7 +338,8 @@ fn packets_from_an_unknown_face_are_ignored() {
     let mut f = forwarder();
     run(&mut f, 0, vec![(CONSUMER, interest("/a/p", 1).encode())]);
     let nack = LpPacket::wrap(&interest("/a/p", 1).encode(), &LpHeaders { nack: Some(NackReason::Congestion), ..Default::default() });
-    let out = run(&mut f, 1, vec![(STRANGER, interest("/a/q", 2).encode()), (STRANGER, data("/a/p", None)), (STRANGER, nack), (CONSUMER2, interest("/a/r", 3).encode())]);
+    let garbage = Bytes::from_static(&[0x05, 0xff]);
+    let out = run(&mut f, 1, vec![(STRANGER, interest("/a/q", 2).encode()), (STRANGER, data("/a/p", None)), (STRANGER, nack), (STRANGER, garbage), (CONSUMER2, interest("/a/r", 3).encode())]);
     let sent: Vec<(u32, Name)> = out.iter().map(|o| (o.face, decode(o).0.expect("an Interest").name)).collect();
     assert_eq!(sent, [(PRODUCER, name("/a/r"))]);
     assert_eq!(f.pcct.pit.len(), 2, "/a/p still pending, /a/r added, /a/q never");
@@ -312,6 +356,19 @@ fn multicast_forwards_to_every_next_hop() {
     let mut faces: Vec<u32> = out.iter().map(|o| o.face).collect();
     faces.sort();
     assert_eq!(faces, vec![PRODUCER, PRODUCER2]);
+}
+
+/// An InterestLifetime is any 64-bit number: the largest keeps its entry
+/// until the end of time, not (wrapping around) for no time at all.
+#[test]
+fn the_longest_interest_lifetime_does_not_wrap_around() {
+    let mut f = forwarder();
+    let mut i = interest("/a/long", 1);
+    i.lifetime_ms = Some(u64::MAX);
+    assert_eq!(run(&mut f, 10, vec![(CONSUMER, i.encode())]).len(), 1);
+    f.tick(1 << 40);
+    assert_eq!(f.pcct.pit.len(), 1);
+    assert_eq!(run(&mut f, 1 << 40, vec![(PRODUCER, data("/a/long", None))]).len(), 1);
 }
 
 #[test]
@@ -552,4 +609,35 @@ fn bursts_answered_from_the_cache_stay_exact_while_answers_are_prefetched() {
     let upstream = out.iter().filter(|o| o.face == PRODUCER).count();
     assert_eq!(upstream, 10, "one Interest per new name; its second one aggregates");
     assert_eq!(f.pcct.pit.len(), 10);
+}
+
+/// Two Interests for one name in one burst, the second from the face the
+/// first goes to: the first goes upstream as it came (its own Nonce, not the
+/// upstream's, which would come back to it as a loop), and the second is
+/// Nacked, its only next hop being its own face. In the other order the same,
+/// and the same when the first is a retransmission of an Interest forwarded
+/// before.
+#[test]
+fn an_upstream_never_gets_its_own_interest_back_from_one_burst() {
+    for (upstream_first, retransmitted) in [(false, false), (true, false), (false, true)] {
+        let mut f = forwarder();
+        if retransmitted {
+            let out = run(&mut f, 0, vec![(CONSUMER, interest("/a/u", 1).encode())]);
+            assert_eq!(out.len(), 1);
+        }
+        let mut from_upstream = interest("/a/u", 7);
+        from_upstream.hop_limit = Some(2);
+        let mut input = vec![(CONSUMER, interest("/a/u", 1).encode()), (PRODUCER, from_upstream.encode())];
+        if upstream_first {
+            input.reverse();
+        }
+        let out = run(&mut f, 500, input);
+        let sent: Vec<(u32, Option<u32>, Option<NackReason>)> = out.iter().map(|o| {
+            let (i, _, nack, _) = decode(o);
+            (o.face, i.and_then(|i| i.nonce), nack)
+        }).collect();
+        assert!(sent.contains(&(PRODUCER, Some(1), None)), "{upstream_first} {retransmitted}: {sent:?}");
+        assert!(sent.contains(&(PRODUCER, Some(7), Some(NackReason::NoRoute))), "{upstream_first} {retransmitted}: {sent:?}");
+        assert_eq!(sent.len(), 2, "{upstream_first} {retransmitted}: {sent:?}");
+    }
 }
