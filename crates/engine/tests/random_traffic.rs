@@ -1,0 +1,422 @@
+//! The forwarder under random traffic: sequences of bursts from several faces
+//! mixing Interests, Data, Nacks and damaged copies of them (a byte replaced,
+//! the end cut off, bytes appended), with the clock moving between bursts and
+//! now and then a face removed. The engine's own decoder, tables and timers
+//! meet what no hand-written scenario lines up (aggregation racing expiry,
+//! cache hits for prefixes, Nacks for names long gone, malformed packets
+//! between good ones); a failure prints the smallest sequence that shows it.
+//!
+//! The wire crate's decoders are the oracle of what each received packet is.
+//! Whatever the engine sends must then follow from what it received:
+//! - every packet sent decodes, and goes to a face the forwarder knows;
+//! - a Data goes only to a face with a matching Interest still in its
+//!   lifetime, and one answered from the cache to a MustBeFresh Interest was
+//!   still fresh;
+//! - an Interest goes only where the FIB, a ForwardingHint or a local app's
+//!   NextHopFaceId points, for a name received in that burst (as an Interest,
+//!   or a Nack that makes the strategy try another next hop) from another
+//!   face, with its HopLimit one less if it came from a non-local face, and
+//!   never back to a face that sent it (its Nonce) in that burst;
+//! - a Nack goes only to a face that asked for its name (lapsed or not, as in NFD);
+//! - nothing is lost: a Data reaches a face that asked for it (in its
+//!   lifetime, forwarded upstream, not answered since);
+//! - every packet is counted once: as an Interest, a Data, a Nack or malformed;
+//! - the tables stay within their capacities, and once every lifetime has
+//!   passed (the largest an InterestLifetime can say included) the PIT is empty.
+
+use bytes::Bytes;
+use proptest::prelude::*;
+use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind};
+use trajan_wire::data::DataBuilder;
+use trajan_wire::lp::{LpHeaders, LpPacket};
+use trajan_wire::{Data, Interest, NackReason, Name};
+
+const CONSUMER: u32 = 300;
+const CONSUMER2: u32 = 301;
+const PRODUCER: u32 = 400;
+const PRODUCER2: u32 = 401;
+/// A local application face, whose NextHopFaceId is honoured.
+const APP: u32 = 500;
+/// Never added: its packets must be ignored.
+const STRANGER: u32 = 999;
+const FACES: [u32; 6] = [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2, APP, STRANGER];
+/// Faces a run may remove between bursts (never to come back: face ids are
+/// not reused). Their packets are then ignored, their routes gone, and
+/// nothing may be sent to them.
+const REMOVABLE: [u32; 3] = [CONSUMER2, PRODUCER2, APP];
+
+/// Small enough that names repeat (aggregation, cache hits, loops), with
+/// prefixes of one another (CanBePrefix, longest-prefix match) and a
+/// `/localhost` name that must never leave the router. Interests may also ask
+/// for one Data by its full name ([`name_at`]).
+const NAMES: [&str; 9] = ["/a", "/a/b", "/a/b/c", "/a/x", "/b/1", "/b/1/2", "/c", "/localhost/n", "/hub/h"];
+/// The FIB: `/b` is multicast, `/c` has no route.
+const ROUTES: [(&str, &[u32]); 4] = [("/a", &[PRODUCER]), ("/a/b", &[PRODUCER2]), ("/b", &[PRODUCER, PRODUCER2]), ("/hub", &[PRODUCER2])];
+const CS_CAPACITY: usize = 4;
+/// An Interest's lifetime when it carries none (the NDN default).
+const DEFAULT_LIFETIME_MS: u64 = 4000;
+
+fn name(s: &str) -> Name {
+    s.parse().unwrap()
+}
+
+fn forwarder() -> Forwarder {
+    let mut f = Forwarder::new(&EngineConfig { cs_capacity: CS_CAPACITY, pit_capacity: 64, ..Default::default() }, 0);
+    for id in [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2] {
+        f.add_face(id, FaceMeta { local: false, point_to_point: true, ..Default::default() });
+    }
+    f.add_face(APP, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
+    for (prefix, hops) in ROUTES {
+        for (cost, hop) in hops.iter().enumerate() {
+            f.fib.add_nexthop(&name(prefix), *hop, 10 + cost as u64);
+        }
+    }
+    f.strategies.insert(&name("/b"), StrategyKind::Multicast);
+    f
+}
+
+/// A packet as a consumer or producer would send it.
+#[derive(Debug, Clone)]
+enum Packet {
+    Interest { name: usize, can_be_prefix: bool, must_be_fresh: bool, nonce: u8, lifetime_ms: Option<u64>, hop_limit: Option<u8>, hint: bool },
+    Data { name: usize, freshness_ms: Option<u64> },
+    Nack { name: usize, nonce: u8, reason: u8 },
+}
+
+/// How a packet is damaged on its way in.
+#[derive(Debug, Clone)]
+enum Damage {
+    None,
+    Replace { at: usize, byte: u8 },
+    Cut { keep: usize },
+    Append(Vec<u8>),
+}
+
+/// One received packet: from which face, in which NDNLPv2 headers, damaged how.
+#[derive(Debug, Clone)]
+struct Received {
+    face: u32,
+    packet: Packet,
+    pit_token: Option<u8>,
+    next_hop: Option<u32>,
+    damage: Damage,
+}
+
+/// The Data every producer sends for `NAMES[n]`.
+fn data_of(n: usize, freshness_ms: Option<u64>) -> Bytes {
+    let mut b = DataBuilder::new(name(NAMES[n]));
+    if let Some(ms) = freshness_ms {
+        b = b.freshness_ms(ms);
+    }
+    b.build(b"payload")
+}
+
+/// `NAMES[n]`, or past its end the full name (with its implicit digest) of
+/// the Data for `/a/b` with no FreshnessPeriod.
+fn name_at(n: usize) -> Name {
+    match NAMES.get(n) {
+        Some(uri) => name(uri),
+        None => Data::decode(&data_of(1, None)).unwrap().full_name(),
+    }
+}
+
+fn interest_of(n: usize, nonce: u8) -> Interest {
+    let mut i = Interest::new(name_at(n));
+    i.nonce = Some(u32::from(nonce));
+    i
+}
+
+impl Received {
+    fn encode(&self) -> Bytes {
+        let (bare, nack) = match &self.packet {
+            Packet::Interest { name: n, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit, hint } => {
+                let mut i = interest_of(*n, *nonce);
+                i.can_be_prefix = *can_be_prefix;
+                i.must_be_fresh = *must_be_fresh;
+                i.lifetime_ms = *lifetime_ms;
+                i.hop_limit = *hop_limit;
+                if *hint {
+                    i.forwarding_hint = Some(Bytes::from(name("/hub").to_wire()));
+                }
+                (i.encode(), None)
+            }
+            Packet::Data { name: n, freshness_ms } => (data_of(*n, *freshness_ms), None),
+            Packet::Nack { name: n, nonce, reason } => (interest_of(*n, *nonce).encode(), Some(NackReason::from_code(u64::from(*reason)))),
+        };
+        let headers = LpHeaders {
+            pit_token: self.pit_token.map(|t| Bytes::from(vec![t; 4])),
+            nack,
+            next_hop_face_id: self.next_hop.map(u64::from),
+            ..Default::default()
+        };
+        let wire = if headers == LpHeaders::default() { bare } else { LpPacket::wrap(&bare, &headers) };
+        let mut bytes = wire.to_vec();
+        match &self.damage {
+            Damage::None => {}
+            Damage::Replace { at, byte } => {
+                let at = at % bytes.len();
+                bytes[at] = *byte;
+            }
+            Damage::Cut { keep } => bytes.truncate(keep % bytes.len()),
+            Damage::Append(tail) => bytes.extend_from_slice(tail),
+        }
+        Bytes::from(bytes)
+    }
+}
+
+fn any_received() -> impl Strategy<Value = Received> {
+    let n = 0..NAMES.len() + 1;
+    let packet = prop_oneof![
+        4 => (n.clone(), any::<bool>(), any::<bool>(), 0u8..4, prop_oneof![Just(None), Just(Some(0)), Just(Some(30)), Just(Some(500)), Just(Some(u64::MAX))], prop_oneof![3 => Just(None), 1 => (0u8..3).prop_map(Some)], prop::bool::weighted(0.1))
+            .prop_map(|(name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit, hint)| Packet::Interest { name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit, hint }),
+        3 => (0..NAMES.len(), prop_oneof![Just(None), Just(Some(0)), Just(Some(20)), Just(Some(10_000)), Just(Some(u64::MAX))]).prop_map(|(name, freshness_ms)| Packet::Data { name, freshness_ms }),
+        1 => (n, 0u8..4, 0u8..200).prop_map(|(name, nonce, reason)| Packet::Nack { name, nonce, reason }),
+    ];
+    let damage = prop_oneof![
+        12 => Just(Damage::None),
+        2 => (any::<usize>(), any::<u8>()).prop_map(|(at, byte)| Damage::Replace { at, byte }),
+        1 => any::<usize>().prop_map(|keep| Damage::Cut { keep }),
+        1 => prop::collection::vec(any::<u8>(), 1..6).prop_map(Damage::Append),
+    ];
+    let face = prop_oneof![10 => prop::sample::select(FACES[..5].to_vec()), 1 => Just(STRANGER)];
+    let next_hop = prop_oneof![6 => Just(None), 1 => prop::sample::select(FACES.to_vec()).prop_map(Some)];
+    (face, packet, prop::option::weighted(0.2, any::<u8>()), next_hop, damage).prop_map(|(face, packet, pit_token, next_hop, damage)| Received { face, packet, pit_token, next_hop, damage })
+}
+
+/// What the oracle (the wire crate's decoders) makes of a received packet.
+enum Seen {
+    Interest(Interest, LpHeaders),
+    Data(Data),
+    Nack(Interest),
+    /// An NDNLPv2 packet with no fragment, or a fragment of a larger packet
+    /// (reassembly is the face's work): nothing to forward, nothing wrong.
+    Idle,
+    Malformed,
+}
+
+fn see(wire: &Bytes) -> Seen {
+    let Ok(lp) = LpPacket::decode(wire) else { return Seen::Malformed };
+    let whole = !lp.is_fragmented();
+    let Some(frag) = lp.fragment.filter(|_| whole) else { return Seen::Idle };
+    if let Ok(i) = Interest::decode(&frag) {
+        return if lp.headers.nack.is_some() { Seen::Nack(i) } else { Seen::Interest(i, lp.headers) };
+    }
+    match Data::decode(&frag) {
+        Ok(d) if lp.headers.nack.is_none() => Seen::Data(d),
+        _ => Seen::Malformed,
+    }
+}
+
+/// The faces the FIB's longest prefix match for `n` names, among the `known`
+/// faces: a route loses a removed face, and a prefix left with none is gone.
+fn routes(n: &Name, known: &[u32]) -> Vec<u32> {
+    let live = |hops: &[u32]| hops.iter().copied().filter(|h| known.contains(h)).collect::<Vec<_>>();
+    ROUTES.iter().filter(|(p, hops)| name(p).is_prefix_of(n) && !live(hops).is_empty()).max_by_key(|(p, _)| name(p).len()).map_or(Vec::new(), |(_, hops)| live(hops))
+}
+
+fn matches(i: &Interest, d: &Data) -> bool {
+    i.name == *d.name() || (i.can_be_prefix && i.name.is_prefix_of(d.name())) || i.name.implicit_digest().is_some_and(|_| i.name == d.full_name())
+}
+
+/// What the forwarder received so far, to check what it sends against.
+#[derive(Default)]
+struct History {
+    /// Interests received from known faces, with when they arrived.
+    interests: Vec<(u32, Interest, u64)>,
+    /// Data received from known faces: name, arrival, freshness period.
+    data: Vec<(Name, u64, Option<u64>)>,
+    /// Every packet from a known face, by what it was.
+    interests_in: u64,
+    data_in: u64,
+    nacks_in: u64,
+    malformed: u64,
+}
+
+fn check_burst(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing], history: &mut History) -> Result<(), TestCaseError> {
+    let mut interests_now: Vec<(u32, Interest, LpHeaders)> = Vec::new();
+    let mut nacked_now: Vec<Name> = Vec::new();
+    let mut data_now: Vec<Name> = Vec::new();
+    for (face, wire) in burst {
+        if !known.contains(face) {
+            continue;
+        }
+        match see(wire) {
+            Seen::Interest(i, headers) => {
+                history.interests_in += 1;
+                history.interests.push((*face, i.clone(), now));
+                interests_now.push((*face, i, headers));
+            }
+            Seen::Data(d) => {
+                history.data_in += 1;
+                history.data.push((d.name().clone(), now, d.freshness_ms));
+                data_now.push(d.name().clone());
+            }
+            Seen::Nack(i) => {
+                history.nacks_in += 1;
+                nacked_now.push(i.name);
+            }
+            Seen::Idle => {}
+            Seen::Malformed => history.malformed += 1,
+        }
+    }
+    let asked = |face: u32, pred: &dyn Fn(&Interest) -> bool| history.interests.iter().any(|(f, i, at)| *f == face && at.saturating_add(i.lifetime_ms.unwrap_or(DEFAULT_LIFETIME_MS)) >= now && pred(i));
+    for o in out {
+        prop_assert!(known.contains(&o.face), "sent to face {} the forwarder does not know", o.face);
+        let lp = LpPacket::decode(&o.pkt).map_err(|e| TestCaseError::fail(format!("sent an undecodable packet: {e:?}")))?;
+        let frag = lp.fragment.ok_or_else(|| TestCaseError::fail("sent a packet without a fragment"))?;
+        if let Ok(i) = Interest::decode(&frag) {
+            if lp.headers.nack.is_some() {
+                // In-records, lapsed or not, are Nacked, as in NFD.
+                let ever_asked = history.interests.iter().any(|(f, asked, _)| *f == o.face && asked.name == i.name);
+                prop_assert!(ever_asked, "Nack for {} to face {} that did not ask for it", i.name, o.face);
+                continue;
+            }
+            let causes: Vec<&(u32, Interest, LpHeaders)> = interests_now.iter().filter(|(f, c, _)| *f != o.face && c.name == i.name).collect();
+            prop_assert!(!causes.is_empty() || nacked_now.contains(&i.name), "Interest {} to face {} that no packet of the burst asked for", i.name, o.face);
+            // A local app's NextHopFaceId is obeyed without scope control, as
+            // in NFD: the app is privileged and chose the face itself.
+            let chosen = causes.iter().any(|(_, _, h)| h.next_hop_face_id == Some(u64::from(o.face)));
+            let mut allowed = routes(&i.name, known);
+            if i.forwarding_hint.is_some() {
+                allowed.extend(routes(&name("/hub"), known));
+            }
+            prop_assert!(chosen || allowed.contains(&o.face), "Interest {} to face {}, not a next hop", i.name, o.face);
+            prop_assert!(chosen || !name("/localhost").is_prefix_of(&i.name), "/localhost Interest forwarded");
+            // (Of the same PIT entry: Interests that differ in CanBePrefix or
+            // MustBeFresh do not aggregate, nor are their Nonces compared.)
+            let same_entry = |c: &Interest| c.name == i.name && c.can_be_prefix == i.can_be_prefix && c.must_be_fresh == i.must_be_fresh;
+            // Unless another face's Interest had the same Nonce (a collision,
+            // not a loop of ours).
+            let sent_by = |g: &dyn Fn(u32) -> bool| interests_now.iter().any(|(f, c, _)| g(*f) && same_entry(c) && c.nonce == i.nonce);
+            let own = sent_by(&|f| f == o.face) && !sent_by(&|f| f != o.face);
+            prop_assert!(!own, "Interest {} (Nonce {:?}) sent back to face {}, which sent it", i.name, i.nonce, o.face);
+            if let Some(h) = i.hop_limit {
+                // Only a non-local face's Interests spend a hop (as in NFD).
+                let spent = |f: u32| u64::from(f != APP);
+                prop_assert!(
+                    causes.iter().any(|(f, c, _)| c.hop_limit.map(u64::from) == Some(u64::from(h) + spent(*f))) || nacked_now.contains(&i.name),
+                    "Interest {} sent with HopLimit {h}, which no Interest received leads to", i.name
+                );
+            }
+        } else {
+            let d = Data::decode(&frag).map_err(|e| TestCaseError::fail(format!("sent a fragment neither Interest nor Data: {e:?}")))?;
+            prop_assert!(lp.headers.nack.is_none(), "a Data sent as a Nack");
+            prop_assert!(asked(o.face, &|i| matches(i, &d)), "Data {} to face {} with no matching Interest in its lifetime", d.name(), o.face);
+            // Not just received: then the cache answered, and only fresh Data
+            // may answer MustBeFresh.
+            let only_fresh_asked = !asked(o.face, &|i| matches(i, &d) && !i.must_be_fresh);
+            if only_fresh_asked && !data_now.contains(d.name()) {
+                let fresh = history.data.iter().any(|(n, at, fp)| n == d.name() && fp.is_some_and(|fp| at.saturating_add(fp) > now));
+                prop_assert!(fresh, "stale Data {} from the cache to a MustBeFresh Interest of face {}", d.name(), o.face);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A consumer's Interest the forwarder sent upstream (with the consumer's own
+/// Nonce), whose in-record no packet has touched since.
+struct Awaiting {
+    face: u32,
+    interest: Interest,
+    at: u64,
+}
+
+/// What a packet sent says about a name: Data of that name, or a Nack of an
+/// Interest for it.
+fn sent_data(o: &Outgoing) -> Option<Data> {
+    let frag = LpPacket::decode(&o.pkt).ok()?.fragment?;
+    Data::decode(&frag).ok()
+}
+
+fn sent_interest(o: &Outgoing) -> Option<(Interest, bool)> {
+    let lp = LpPacket::decode(&o.pkt).ok()?;
+    Some((Interest::decode(&lp.fragment?).ok()?, lp.headers.nack.is_some()))
+}
+
+/// Nothing lost: a Data that arrives first in its burst reaches every face
+/// still awaiting it (see [`Awaiting`]) other than its sender. Then the waits
+/// this burst touched end (a packet from the face for the name; a Data or
+/// Nack sent to it; a Data for it from anyone), and those it began start: an
+/// Interest forwarded with its own Nonce, its face's only packet for the
+/// name in the burst, and no Data for it in the burst.
+fn check_delivery(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing], awaiting: &mut Vec<Awaiting>) -> Result<(), TestCaseError> {
+    let seen: Vec<(u32, Seen)> = burst.iter().filter(|(f, _)| known.contains(f)).map(|(f, w)| (*f, see(w))).collect();
+    if let Some((from, Seen::Data(d))) = seen.first() {
+        // A non-local face's /localhost Data is dropped on arrival.
+        let scoped_out = *from != APP && name("/localhost").is_prefix_of(d.name());
+        for a in awaiting.iter().filter(|a| !scoped_out && a.face != *from && known.contains(&a.face) && matches(&a.interest, d) && now < a.at.saturating_add(a.interest.lifetime())) {
+            let delivered = out.iter().any(|o| o.face == a.face && sent_data(o).is_some_and(|s| s.name() == d.name()));
+            prop_assert!(delivered, "Data {} from face {from} lost: face {} asked for {} at {} and still waits", d.name(), a.face, a.interest.name, a.at);
+        }
+    }
+    let names = |s: &Seen| match s {
+        Seen::Interest(i, _) | Seen::Nack(i) => Some(i.name.clone()),
+        Seen::Data(d) => Some(d.name().clone()),
+        Seen::Idle | Seen::Malformed => None,
+    };
+    let data_for = |i: &Interest| seen.iter().any(|(_, s)| matches!(s, Seen::Data(d) if matches(i, d)));
+    let answered = |face: u32, i: &Interest| {
+        out.iter().any(|o| o.face == face && (sent_data(o).is_some_and(|d| matches(i, &d)) || sent_interest(o).is_some_and(|(n, nack)| nack && n.name == i.name)))
+    };
+    awaiting.retain(|a| {
+        if !known.contains(&a.face) {
+            return false;
+        }
+        let from_it = seen.iter().any(|(f, s)| *f == a.face && names(s).as_ref() == Some(&a.interest.name));
+        !from_it && !data_for(&a.interest) && !answered(a.face, &a.interest)
+    });
+    for (face, s) in &seen {
+        let Seen::Interest(i, _) = s else { continue };
+        let alone = seen.iter().filter(|(f, t)| f == face && names(t).as_ref() == Some(&i.name)).count() == 1;
+        // Its Nonce is its own in the burst, so an Interest sent with it was this one.
+        let own_nonce = !seen.iter().any(|(f, t)| f != face && matches!(t, Seen::Interest(o, _) if o.name == i.name && o.nonce == i.nonce));
+        let spent = *face != APP && i.hop_limit == Some(0);
+        let forwarded = out.iter().any(|o| sent_interest(o).is_some_and(|(n, nack)| !nack && n.name == i.name && n.nonce == i.nonce));
+        if alone && own_nonce && !spent && forwarded && !data_for(i) && !answered(*face, i) {
+            awaiting.push(Awaiting { face: *face, interest: i.clone(), at: now });
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4096, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn what_the_forwarder_sends_follows_from_what_it_received(
+        bursts in prop::collection::vec((0u64..60, prop::collection::vec(any_received(), 1..8), prop::option::weighted(0.03, prop::sample::select(REMOVABLE.to_vec()))), 1..40)
+    ) {
+        let mut f = forwarder();
+        let mut known = FACES[..5].to_vec();
+        let mut history = History::default();
+        let mut awaiting = Vec::new();
+        let mut now = 0;
+        for (advance, received, removed) in bursts {
+            now += advance;
+            f.tick(now);
+            if let Some(face) = removed {
+                f.remove_face(face);
+                known.retain(|k| *k != face);
+            }
+            let mut burst: Vec<(u32, Bytes)> = received.iter().map(|r| (r.face, r.encode())).collect();
+            let kept = burst.clone();
+            let mut out = Vec::new();
+            f.process_burst(now, &mut burst, &mut out);
+            check_burst(now, &known, &kept, &out, &mut history)?;
+            check_delivery(now, &known, &kept, &out, &mut awaiting)?;
+            prop_assert!(f.pcct.cs.len() <= CS_CAPACITY);
+            prop_assert!(f.pcct.pit.len() <= f.pcct.pit.capacity());
+            let c = &f.counters;
+            prop_assert_eq!(
+                (c.packets.in_interests, c.packets.in_data, c.packets.in_nacks, c.malformed),
+                (history.interests_in, history.data_in, history.nacks_in, history.malformed)
+            );
+        }
+        // Lifetimes run up to the end of time (an InterestLifetime of 2^64 - 1
+        // saturates): then every entry has lapsed.
+        f.tick(u64::MAX);
+        prop_assert_eq!(f.pcct.pit.len(), 0);
+        prop_assert_eq!(f.next_deadline(), None);
+    }
+}
