@@ -10,8 +10,8 @@
 //! Whatever the engine sends must then follow from what it received:
 //! - every packet sent decodes, and goes to a face the forwarder knows;
 //! - a Data goes only to a face with a matching Interest still in its
-//!   lifetime, and one answered from the cache to a MustBeFresh Interest was
-//!   still fresh;
+//!   lifetime, with that Interest's PIT token, and one answered from the
+//!   cache to a MustBeFresh Interest was still fresh;
 //! - an Interest goes only where the FIB, a ForwardingHint or a local app's
 //!   NextHopFaceId points, for a name received in that burst (as an Interest,
 //!   or a Nack that makes the strategy try another next hop) from another
@@ -53,8 +53,6 @@ const NAMES: [&str; 9] = ["/a", "/a/b", "/a/b/c", "/a/x", "/b/1", "/b/1/2", "/c"
 /// The FIB: `/b` is multicast, `/c` has no route.
 const ROUTES: [(&str, &[u32]); 4] = [("/a", &[PRODUCER]), ("/a/b", &[PRODUCER2]), ("/b", &[PRODUCER, PRODUCER2]), ("/hub", &[PRODUCER2])];
 const CS_CAPACITY: usize = 4;
-/// An Interest's lifetime when it carries none (the NDN default).
-const DEFAULT_LIFETIME_MS: u64 = 4000;
 
 fn name(s: &str) -> Name {
     s.parse().unwrap()
@@ -221,8 +219,9 @@ fn matches(i: &Interest, d: &Data) -> bool {
 /// What the forwarder received so far, to check what it sends against.
 #[derive(Default)]
 struct History {
-    /// Interests received from known faces, with when they arrived.
-    interests: Vec<(u32, Interest, u64)>,
+    /// Interests received from known faces, with when they arrived and their
+    /// PIT tokens.
+    interests: Vec<(u32, Interest, u64, Option<Bytes>)>,
     /// Data received from known faces: name, arrival, freshness period.
     data: Vec<(Name, u64, Option<u64>)>,
     /// Every packet from a known face, by what it was.
@@ -243,7 +242,7 @@ fn check_burst(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing]
         match see(wire) {
             Seen::Interest(i, headers) => {
                 history.interests_in += 1;
-                history.interests.push((*face, i.clone(), now));
+                history.interests.push((*face, i.clone(), now, headers.pit_token.clone()));
                 interests_now.push((*face, i, headers));
             }
             Seen::Data(d) => {
@@ -259,7 +258,7 @@ fn check_burst(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing]
             Seen::Malformed => history.malformed += 1,
         }
     }
-    let asked = |face: u32, pred: &dyn Fn(&Interest) -> bool| history.interests.iter().any(|(f, i, at)| *f == face && at.saturating_add(i.lifetime_ms.unwrap_or(DEFAULT_LIFETIME_MS)) >= now && pred(i));
+    let asked = |face: u32, pred: &dyn Fn(&Interest) -> bool| history.interests.iter().any(|(f, i, at, _)| *f == face && at.saturating_add(i.lifetime()) >= now && pred(i));
     for o in out {
         prop_assert!(known.contains(&o.face), "sent to face {} the forwarder does not know", o.face);
         let lp = LpPacket::decode(&o.pkt).map_err(|e| TestCaseError::fail(format!("sent an undecodable packet: {e:?}")))?;
@@ -267,7 +266,7 @@ fn check_burst(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing]
         if let Ok(i) = Interest::decode(&frag) {
             if lp.headers.nack.is_some() {
                 // In-records, lapsed or not, are Nacked, as in NFD.
-                let ever_asked = history.interests.iter().any(|(f, asked, _)| *f == o.face && asked.name == i.name);
+                let ever_asked = history.interests.iter().any(|(f, asked, _, _)| *f == o.face && asked.name == i.name);
                 prop_assert!(ever_asked, "Nack for {} to face {} that did not ask for it", i.name, o.face);
                 continue;
             }
@@ -302,6 +301,12 @@ fn check_burst(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing]
             let d = Data::decode(&frag).map_err(|e| TestCaseError::fail(format!("sent a fragment neither Interest nor Data: {e:?}")))?;
             prop_assert!(lp.headers.nack.is_none(), "a Data sent as a Nack");
             prop_assert!(asked(o.face, &|i| matches(i, &d)), "Data {} to face {} with no matching Interest in its lifetime", d.name(), o.face);
+            // It carries the PIT token of an Interest it answers (or none, if
+            // one of them had none).
+            let echoed = history.interests.iter().any(|(f, i, at, token)| {
+                *f == o.face && matches(i, &d) && at.saturating_add(i.lifetime()) >= now && *token == lp.headers.pit_token
+            });
+            prop_assert!(echoed, "Data {} to face {} with PIT token {:?}, none of its Interests'", d.name(), o.face, lp.headers.pit_token);
             // Not just received: then the cache answered, and only fresh Data
             // may answer MustBeFresh.
             let only_fresh_asked = !asked(o.face, &|i| matches(i, &d) && !i.must_be_fresh);
