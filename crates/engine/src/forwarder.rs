@@ -579,10 +579,11 @@ impl<F: FibSource> Forwarder<F> {
             self.pcct.pit.reschedule(id);
         }
 
-        // A local application may pin the next hop (NFD's NextHopFaceId).
+        // A local application may pin the next hop (NFD's NextHopFaceId). An
+        // id no face has (one past 32 bits included, not cut down to another
+        // face's) sends it nowhere.
         if let (true, Some(nh)) = (local_fields, lp.next_hop_face_id) {
-            let face = nh as FaceId;
-            if self.faces.get(face).is_some() && face != ingress {
+            if let Some(face) = FaceId::try_from(nh).ok().filter(|f| self.faces.get(*f).is_some() && *f != ingress) {
                 self.send_interest(now, id, ingress, face, out);
             }
             return None;

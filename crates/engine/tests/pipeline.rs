@@ -481,6 +481,9 @@ fn next_hop_face_id_from_local_app_is_honoured() {
     let out = run(&mut f, 0, vec![(500, wire)]);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].face, PRODUCER2);
+    // An id beyond 32 bits names no face, not the one its low bits would.
+    let wire = LpPacket::wrap(&interest("/a/nh2", 2).encode(), &LpHeaders { next_hop_face_id: Some((1 << 32) + PRODUCER2 as u64), ..Default::default() });
+    assert_eq!(run(&mut f, 0, vec![(500, wire)]), []);
 }
 
 #[test]

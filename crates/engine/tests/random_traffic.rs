@@ -96,7 +96,7 @@ struct Received {
     face: u32,
     packet: Packet,
     pit_token: Option<u8>,
-    next_hop: Option<u32>,
+    next_hop: Option<u64>,
     damage: Damage,
 }
 
@@ -144,7 +144,7 @@ impl Received {
         let headers = LpHeaders {
             pit_token: self.pit_token.map(|t| Bytes::from(vec![t; 4])),
             nack,
-            next_hop_face_id: self.next_hop.map(u64::from),
+            next_hop_face_id: self.next_hop,
             ..Default::default()
         };
         let wire = if headers == LpHeaders::default() { bare } else { LpPacket::wrap(&bare, &headers) };
@@ -177,7 +177,9 @@ fn any_received() -> impl Strategy<Value = Received> {
         1 => prop::collection::vec(any::<u8>(), 1..6).prop_map(Damage::Append),
     ];
     let face = prop_oneof![10 => prop::sample::select(FACES[..5].to_vec()), 1 => Just(STRANGER)];
-    let next_hop = prop_oneof![6 => Just(None), 1 => prop::sample::select(FACES.to_vec()).prop_map(Some)];
+    // Ids of faces, known or not, and one past 32 bits whose low bits are a face's.
+    let ids: Vec<u64> = FACES.iter().map(|f| u64::from(*f)).chain([(1 << 32) + u64::from(PRODUCER2)]).collect();
+    let next_hop = prop_oneof![6 => Just(None), 1 => prop::sample::select(ids).prop_map(Some)];
     (face, packet, prop::option::weighted(0.2, any::<u8>()), next_hop, damage).prop_map(|(face, packet, pit_token, next_hop, damage)| Received { face, packet, pit_token, next_hop, damage })
 }
 
