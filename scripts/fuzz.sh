@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes trajan-wire's codecs with cargo-fuzz (libFuzzer), one target at a time.
+# Fuzzes trajan-wire's codecs and trajan-engine's forwarder with cargo-fuzz
+# (libFuzzer), one target at a time.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
@@ -11,7 +12,9 @@
 #                      corpus.rs replays that folder in the default test run)
 #   SANITIZER=address  run under AddressSanitizer (default none: trajan-wire's one
 #                      `unsafe` read, `Name::value`, is checked by a debug assertion in
-#                      these builds, and without ASan the fuzzer runs several times faster)
+#                      these builds, and without ASan the fuzzer runs several times faster;
+#                      the forwarder target also runs trajan-tables' `unsafe` hot spots,
+#                      worth a run under ASan now and then)
 # A finding stops the script; libFuzzer prints the fuzz/artifacts/ path of the input,
 # and `cargo fuzz fmt <target> <file>` shows it. Needs nightly Rust, or stable Rust
 # with RUSTC_BOOTSTRAP=1, which is used when no nightly toolchain is installed.

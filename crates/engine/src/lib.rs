@@ -10,6 +10,7 @@
 pub mod counters;
 pub mod faces;
 pub mod forwarder;
+pub mod fuzzing;
 pub mod phases;
 pub mod strategy;
 

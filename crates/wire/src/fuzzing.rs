@@ -7,7 +7,10 @@
 //! that the codec agrees with itself: those assertions are where real bugs show up.
 //! They panic on purpose, so nothing on a forwarding path may call them.
 
+use std::fs;
 use std::net::Ipv4Addr;
+use std::panic::catch_unwind;
+use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
@@ -20,6 +23,27 @@ use crate::{Data, Interest, LpPacket, Name, WireError, MAX_PACKET_SIZE};
 
 /// A check: accepts any bytes, panics only when a codec contradicts itself.
 pub type Check = fn(&[u8]);
+
+/// Replays the committed corpus of `targets` (`root/<target>/*`, the folders
+/// cargo-fuzz keeps) through their checks, for the corpus tests of this
+/// crate and of trajan-engine, whose targets lie beside these. Returns the
+/// inputs whose check panicked. Panics when a target has no seed inputs: the
+/// fuzzer would start from nothing, and the test would replay nothing.
+pub fn replay(root: &Path, targets: &[(&str, Check)]) -> Vec<PathBuf> {
+    let mut failures = Vec::new();
+    for (target, check) in targets {
+        let dir = root.join(target);
+        let files: Vec<PathBuf> = fs::read_dir(&dir).map(|d| d.filter_map(|f| f.ok().map(|f| f.path())).collect()).unwrap_or_default();
+        assert!(!files.is_empty(), "fuzz target {target} has no seed inputs in {}", dir.display());
+        for path in files {
+            let bytes = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            if catch_unwind(|| check(&bytes)).is_err() {
+                failures.push(path);
+            }
+        }
+    }
+    failures
+}
 
 /// Every fuzz target by name (the name of its `fuzz/fuzz_targets/*.rs` file and of
 /// its `fuzz/corpus/*` folder) with the check it runs.
