@@ -202,7 +202,6 @@ struct Lookups {
 /// Nonce and HopLimit it goes upstream with: a later Interest of the burst
 /// may aggregate into the entry first, and what is sent on this one's behalf
 /// must still be this one (an upstream sent its own Interest back sees a loop).
-#[derive(Clone, Copy)]
 struct Waiting {
     id: PitId,
     ingress: FaceId,
@@ -623,14 +622,13 @@ impl<F: FibSource> Forwarder<F> {
         // is rebuilt (a rare path; aggregation as such never takes it).
         if entry.nonce != nonce && !matches!(decision, InterestDecision::Suppress) {
             let from = |f: FaceId| entry.in_records.iter().any(|r| r.face == f && r.nonce == entry.nonce);
-            let orphan = !entry.in_records.iter().any(|r| r.nonce == entry.nonce);
             let back = match &decision {
                 InterestDecision::ForwardTo(f) => from(*f),
                 InterestDecision::Forward(targets) => targets.iter().any(|f| from(*f)),
                 InterestDecision::NoRoute => true,
                 InterestDecision::Suppress => false,
             };
-            if orphan || back {
+            if back || orphaned(entry) {
                 rebuild_upstream(self.pcct.pit.get_mut(id).expect("present"), nonce, hop_limit);
             }
         }
@@ -828,7 +826,7 @@ impl<F: FibSource> Forwarder<F> {
                 // The encoding's own face may have left the entry (Nacked
                 // NoRoute); then it goes on as the first remaining one's.
                 let entry = self.pcct.pit.get_mut(id).expect("found");
-                if let Some(first) = entry.in_records.first().filter(|_| !entry.in_records.iter().any(|r| r.nonce == entry.nonce)) {
+                if let Some(first) = entry.in_records.first().filter(|_| orphaned(entry)) {
                     let (nonce, hop_limit) = (first.nonce, entry.hop_limit);
                     rebuild_upstream(entry, nonce, hop_limit);
                 }
@@ -871,6 +869,12 @@ fn send_data(faces: &mut FaceTable, counters: &mut ForwarderCounters, face: Face
 #[inline(never)]
 fn wrapped(wire: &Bytes, headers: &LpHeaders) -> Bytes {
     LpPacket::wrap(wire, headers)
+}
+
+/// Whether the Interest a PIT entry sends upstream is no longer that of any
+/// face waiting on it (its face was Nacked NoRoute and left the entry).
+fn orphaned(entry: &trajan_tables::PitEntry) -> bool {
+    !entry.in_records.iter().any(|r| r.nonce == entry.nonce)
 }
 
 /// Re-encodes the Interest a PIT entry sends upstream with another Nonce and

@@ -28,7 +28,7 @@ use crate::{EngineConfig, FaceId, FaceMeta, Forwarder, Outgoing, StrategyKind};
 pub const TARGETS: &[(&str, Check)] = &[("forwarder", forwarder)];
 
 /// Faces the header byte picks from: consumers, producers, a local app whose
-/// NextHopFaceId is obeyed, and two ids no face has.
+/// NextHopFaceId is obeyed, a multi-access face, and two ids no face has.
 const FACES: [FaceId; 8] = [300, 301, 400, 401, 500, 600, 999, 0];
 const KNOWN: usize = 6;
 const CS_CAPACITY: usize = 8;
@@ -41,9 +41,9 @@ const MAX_BURST: usize = 64;
 fn forwarder_under_test() -> Forwarder {
     let cfg = EngineConfig { cs_capacity: CS_CAPACITY, pit_capacity: PIT_CAPACITY, dead_nonce_capacity: DEAD_NONCE_CAPACITY, ..Default::default() };
     let mut f = Forwarder::new(&cfg, 0);
-    for (i, id) in FACES[..KNOWN].iter().enumerate() {
-        let local = *id == 500;
-        f.add_face(*id, FaceMeta { local, local_fields: local, point_to_point: i != 5, ..Default::default() });
+    for &id in &FACES[..KNOWN] {
+        let local = id == 500;
+        f.add_face(id, FaceMeta { local, local_fields: local, point_to_point: id != 600, ..Default::default() });
     }
     let route = |uri: &str| uri.parse::<Name>().expect("static name");
     f.fib.add_nexthop(&route("/"), 400, 10);

@@ -233,19 +233,18 @@ struct History {
     malformed: u64,
 }
 
-fn check_burst(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing], history: &mut History) -> Result<(), TestCaseError> {
+/// `seen`: the burst's packets from faces the forwarder knows, as the oracle
+/// reads them.
+fn check_burst(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing], history: &mut History) -> Result<(), TestCaseError> {
     let mut interests_now: Vec<(u32, Interest, LpHeaders)> = Vec::new();
     let mut nacked_now: Vec<Name> = Vec::new();
     let mut data_now: Vec<Name> = Vec::new();
-    for (face, wire) in burst {
-        if !known.contains(face) {
-            continue;
-        }
-        match see(wire) {
+    for (face, packet) in seen {
+        match packet {
             Seen::Interest(i, headers) => {
                 history.interests_in += 1;
                 history.interests.push((*face, i.clone(), now, headers.pit_token.clone()));
-                interests_now.push((*face, i, headers));
+                interests_now.push((*face, i.clone(), headers.clone()));
             }
             Seen::Data(d) => {
                 history.data_in += 1;
@@ -254,7 +253,7 @@ fn check_burst(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing]
             }
             Seen::Nack(i) => {
                 history.nacks_in += 1;
-                nacked_now.push(i.name);
+                nacked_now.push(i.name.clone());
             }
             Seen::Idle => {}
             Seen::Malformed => history.malformed += 1,
@@ -329,13 +328,13 @@ struct Awaiting {
     at: u64,
 }
 
-/// What a packet sent says about a name: Data of that name, or a Nack of an
-/// Interest for it.
+/// The Data a packet sent carries, if it is one.
 fn sent_data(o: &Outgoing) -> Option<Data> {
     let frag = LpPacket::decode(&o.pkt).ok()?.fragment?;
     Data::decode(&frag).ok()
 }
 
+/// The Interest a packet sent carries, if it is one, and whether it is a Nack.
 fn sent_interest(o: &Outgoing) -> Option<(Interest, bool)> {
     let lp = LpPacket::decode(&o.pkt).ok()?;
     Some((Interest::decode(&lp.fragment?).ok()?, lp.headers.nack.is_some()))
@@ -347,8 +346,7 @@ fn sent_interest(o: &Outgoing) -> Option<(Interest, bool)> {
 /// Nack sent to it; a Data for it from anyone), and those it began start: an
 /// Interest forwarded with its own Nonce, its face's only packet for the
 /// name in the burst, and no Data for it in the burst.
-fn check_delivery(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoing], awaiting: &mut Vec<Awaiting>) -> Result<(), TestCaseError> {
-    let seen: Vec<(u32, Seen)> = burst.iter().filter(|(f, _)| known.contains(f)).map(|(f, w)| (*f, see(w))).collect();
+fn check_delivery(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing], awaiting: &mut Vec<Awaiting>) -> Result<(), TestCaseError> {
     if let Some((from, Seen::Data(d))) = seen.first() {
         // A non-local face's /localhost Data is dropped on arrival.
         let scoped_out = *from != APP && name("/localhost").is_prefix_of(d.name());
@@ -373,7 +371,7 @@ fn check_delivery(now: u64, known: &[u32], burst: &[(u32, Bytes)], out: &[Outgoi
         let from_it = seen.iter().any(|(f, s)| *f == a.face && names(s).as_ref() == Some(&a.interest.name));
         !from_it && !data_for(&a.interest) && !answered(a.face, &a.interest)
     });
-    for (face, s) in &seen {
+    for (face, s) in seen {
         let Seen::Interest(i, _) = s else { continue };
         let alone = seen.iter().filter(|(f, t)| f == face && names(t).as_ref() == Some(&i.name)).count() == 1;
         // Its Nonce is its own in the burst, so an Interest sent with it was this one.
@@ -407,11 +405,11 @@ proptest! {
                 known.retain(|k| *k != face);
             }
             let mut burst: Vec<(u32, Bytes)> = received.iter().map(|r| (r.face, r.encode())).collect();
-            let kept = burst.clone();
+            let seen: Vec<(u32, Seen)> = burst.iter().filter(|(f, _)| known.contains(f)).map(|(f, w)| (*f, see(w))).collect();
             let mut out = Vec::new();
             f.process_burst(now, &mut burst, &mut out);
-            check_burst(now, &known, &kept, &out, &mut history)?;
-            check_delivery(now, &known, &kept, &out, &mut awaiting)?;
+            check_burst(now, &known, &seen, &out, &mut history)?;
+            check_delivery(now, &known, &seen, &out, &mut awaiting)?;
             prop_assert!(f.pcct.cs.len() <= CS_CAPACITY);
             prop_assert!(f.pcct.pit.len() <= f.pcct.pit.capacity());
             let c = &f.counters;
