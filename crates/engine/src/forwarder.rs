@@ -619,8 +619,11 @@ impl<F: FibSource> Forwarder<F> {
         // this was forwarded). Sent on, it must not go back to the face it came
         // from (that face's own Nonce: a loop) nor stand for a face no longer
         // waiting, and a Nack must carry this Interest's Nonce: then this one
-        // is rebuilt (a rare path; aggregation as such never takes it).
-        if entry.nonce != nonce && !matches!(decision, InterestDecision::Suppress) {
+        // is rebuilt (a rare path; aggregation as such never takes it). The
+        // encoding is this Interest only if its face's in-record still holds
+        // its Nonce: another face may have sent the same Nonce since.
+        let own = entry.nonce == nonce && entry.in_records.iter().any(|r| r.face == ingress && r.nonce == nonce);
+        if !own && !matches!(decision, InterestDecision::Suppress) {
             let from = |f: FaceId| entry.in_records.iter().any(|r| r.face == f && r.nonce == entry.nonce);
             let back = match &decision {
                 InterestDecision::ForwardTo(f) => from(*f),

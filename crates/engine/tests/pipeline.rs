@@ -644,3 +644,20 @@ fn an_upstream_never_gets_its_own_interest_back_from_one_burst() {
         assert_eq!(sent.len(), 2, "{upstream_first} {retransmitted}: {sent:?}");
     }
 }
+
+/// The same when the upstream's Nonce is one the first Interest's face used
+/// before, in the same burst, and has since replaced: the entry's encoding is
+/// then the upstream's although its Nonce matches the first Interest's.
+#[test]
+fn an_upstream_never_gets_its_own_interest_back_when_nonces_collide() {
+    let mut f = forwarder();
+    let mut from_upstream = interest("/a/c", 2);
+    from_upstream.hop_limit = Some(2);
+    let input = vec![(CONSUMER, interest("/a/c", 2).encode()), (CONSUMER, interest("/a/c", 3).encode()), (PRODUCER, from_upstream.encode())];
+    let out = run(&mut f, 0, input);
+    for o in &out {
+        let (i, _, nack, _) = decode(o);
+        let i = i.expect("an Interest or Nack");
+        assert!(o.face != PRODUCER || nack.is_some() || i.hop_limit.is_none(), "the upstream got its own Interest back: {i:?}");
+    }
+}

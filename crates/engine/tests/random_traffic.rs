@@ -285,10 +285,12 @@ fn check_burst(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing], 
             // (Of the same PIT entry: Interests that differ in CanBePrefix or
             // MustBeFresh do not aggregate, nor are their Nonces compared.)
             let same_entry = |c: &Interest| c.name == i.name && c.can_be_prefix == i.can_be_prefix && c.must_be_fresh == i.must_be_fresh;
-            // Unless another face's Interest had the same Nonce (a collision,
-            // not a loop of ours).
-            let sent_by = |g: &dyn Fn(u32) -> bool| interests_now.iter().any(|(f, c, _)| g(*f) && same_entry(c) && c.nonce == i.nonce);
-            let own = sent_by(&|f| f == o.face) && !sent_by(&|f| f != o.face);
+            // Unless another face's Interest had the same Nonce, in this burst
+            // or one before (a collision, not a loop of ours: a strategy's
+            // retry after a Nack sends an earlier Interest on).
+            let own_now = interests_now.iter().any(|(f, c, _)| *f == o.face && same_entry(c) && c.nonce == i.nonce);
+            let others = history.interests.iter().any(|(f, c, _, _)| *f != o.face && same_entry(c) && c.nonce == i.nonce);
+            let own = own_now && !others;
             prop_assert!(!own, "Interest {} (Nonce {:?}) sent back to face {}, which sent it", i.name, i.nonce, o.face);
             if let Some(h) = i.hop_limit {
                 // Only a non-local face's Interests spend a hop (as in NFD).
