@@ -25,7 +25,8 @@ pub struct FaceMeta {
     /// NFD's "local fields": packets to this face carry IncomingFaceId, and
     /// NextHopFaceId from it is honoured. Only meaningful on local faces.
     pub local_fields: bool,
-    /// Point-to-point faces get Nack Duplicate on a loop; multi-access faces do not.
+    /// Nacks go to and come from point-to-point faces only: on a multi-access
+    /// face (a shared medium) they are neither sent nor accepted, as in NFD.
     pub point_to_point: bool,
     pub counters: FaceCounters,
 }

@@ -521,7 +521,7 @@ impl<F: FibSource> Forwarder<F> {
         };
         let nonce = interest.nonce.expect("set above");
         if self.dead_nonces.contains(keys.name, nonce, now) {
-            self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
+            self.on_loop(ingress, interest, lp.pit_token.clone(), out);
             return None;
         }
 
@@ -549,7 +549,7 @@ impl<F: FibSource> Forwarder<F> {
         } else {
             if let Some((face, _)) = entry.has_nonce(nonce) {
                 if face != ingress || !p2p {
-                    self.on_loop(ingress, p2p, interest, lp.pit_token.clone(), out);
+                    self.on_loop(ingress, interest, lp.pit_token.clone(), out);
                     return None;
                 }
             }
@@ -723,19 +723,19 @@ impl<F: FibSource> Forwarder<F> {
     }
 
     /// [`Forwarder::send_nack`] of an Interest already encoded.
+    /// A multi-access face gets none (as in NFD): a Nack answers one
+    /// downstream, and on a shared medium every node hears it.
     fn send_nack_wire(&mut self, face: FaceId, interest: &Bytes, reason: NackReason, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
-        let Some(meta) = self.faces.get_mut(face) else { return };
+        let Some(meta) = self.faces.get_mut(face).filter(|m| m.point_to_point) else { return };
         meta.counters.packets.out_nacks += 1;
         self.counters.packets.out_nacks += 1;
         let headers = LpHeaders { pit_token, nack: Some(reason), ..Default::default() };
         out.push(Outgoing { face, pkt: LpPacket::wrap(interest, &headers) });
     }
 
-    fn on_loop(&mut self, ingress: FaceId, p2p: bool, interest: &Interest, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
+    fn on_loop(&mut self, ingress: FaceId, interest: &Interest, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
         self.counters.loops += 1;
-        if p2p {
-            self.send_nack(ingress, interest, NackReason::Duplicate, pit_token, out);
-        }
+        self.send_nack(ingress, interest, NackReason::Duplicate, pit_token, out);
     }
 
     fn on_data(&mut self, now: u64, ingress: FaceId, data: &mut Data, lp: &LpHeaders, keys: Keys, out: &mut Vec<Outgoing>) {
@@ -795,6 +795,12 @@ impl<F: FibSource> Forwarder<F> {
         let Some(meta) = self.faces.get_mut(ingress) else { return };
         meta.counters.packets.in_nacks += 1;
         self.counters.packets.in_nacks += 1;
+        // As in NFD: a Nack is not defined on a multi-access face (any node on
+        // the medium could send one for an Interest another node answers).
+        if !meta.point_to_point {
+            self.counters.dropped_nacks += 1;
+            return;
+        }
         let Some(id) = self.pcct.find(&interest.name, interest.can_be_prefix, interest.must_be_fresh) else {
             self.counters.dropped_nacks += 1;
             return;

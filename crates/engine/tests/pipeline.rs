@@ -661,3 +661,40 @@ fn an_upstream_never_gets_its_own_interest_back_when_nonces_collide() {
         assert!(o.face != PRODUCER || nack.is_some() || i.hop_limit.is_none(), "the upstream got its own Interest back: {i:?}");
     }
 }
+
+/// As in NFD, a Nack is neither sent to nor accepted from a multi-access face:
+/// no NoRoute or Duplicate Nack for its Interests, no Nack to it when the
+/// upstreams give up (its point-to-point fellow downstream still gets one),
+/// and a Nack it sends is counted and dropped, the Interest left pending.
+#[test]
+fn nacks_neither_go_to_nor_come_from_a_multi_access_face() {
+    const SHARED: u32 = 500;
+    let mut f = forwarder();
+    f.add_face(SHARED, FaceMeta { local: false, point_to_point: false, ..Default::default() });
+    let out = run(&mut f, 0, vec![(SHARED, interest("/zzz", 1).encode())]);
+    assert!(out.is_empty(), "no NoRoute Nack to a multi-access face");
+    assert_eq!((f.counters.no_route, f.pcct.pit.len()), (1, 0));
+
+    run(&mut f, 0, vec![(SHARED, interest("/a/l", 2).encode())]);
+    let out = run(&mut f, 1, vec![(SHARED, interest("/a/l", 2).encode())]);
+    assert!(out.is_empty(), "no Duplicate Nack to a multi-access face");
+
+    let out = run(&mut f, 2, vec![(CONSUMER, interest("/a/g", 3).encode()), (SHARED, interest("/a/g", 4).encode())]);
+    assert_eq!(out.len(), 1);
+    let upstream_nonce = decode(&out[0]).0.expect("an Interest").nonce.expect("a Nonce");
+    let nack = |n, nonce| LpPacket::wrap(&interest(n, nonce).encode(), &LpHeaders { nack: Some(NackReason::Congestion), ..Default::default() });
+    let out = run(&mut f, 3, vec![(PRODUCER, nack("/a/g", upstream_nonce))]);
+    let sent: Vec<(u32, Option<NackReason>)> = out.iter().map(|o| (o.face, decode(o).2)).collect();
+    assert_eq!(sent, [(CONSUMER, Some(NackReason::Congestion))]);
+
+    f.fib.add_nexthop(&name("/s"), SHARED, 10);
+    let out = run(&mut f, 4, vec![(CONSUMER, interest("/s/x", 5).encode())]);
+    assert_eq!(out.iter().map(|o| o.face).collect::<Vec<_>>(), [SHARED]);
+    let dropped = f.counters.dropped_nacks;
+    let out = run(&mut f, 5, vec![(SHARED, nack("/s/x", 5))]);
+    assert!(out.is_empty());
+    assert_eq!(f.counters.dropped_nacks, dropped + 1);
+    assert_eq!(f.counters.packets.in_nacks, 2);
+    assert!(f.pcct.find(&name("/s/x"), false, false).is_some(), "the Interest still waits for its Data");
+    assert_eq!(f.counters.packets.out_nacks, 1);
+}

@@ -17,7 +17,8 @@
 //!   or a Nack that makes the strategy try another next hop) from another
 //!   face, with its HopLimit one less if it came from a non-local face, and
 //!   never back to a face that sent it (its Nonce) in that burst;
-//! - a Nack goes only to a face that asked for its name (lapsed or not, as in NFD);
+//! - a Nack goes only to a point-to-point face that asked for its name
+//!   (lapsed or not, as in NFD), and one from a multi-access face is dropped;
 //! - nothing is lost: a Data reaches a face that asked for it (in its
 //!   lifetime, forwarded upstream, not answered since);
 //! - every packet is counted once: as an Interest, a Data, a Nack or malformed;
@@ -37,13 +38,18 @@ const PRODUCER: u32 = 400;
 const PRODUCER2: u32 = 401;
 /// A local application face, whose NextHopFaceId is honoured.
 const APP: u32 = 500;
+/// A multi-access face (a shared medium), one of `/b`'s next hops: Nacks are
+/// neither sent to it nor taken from it.
+const SHARED: u32 = 600;
 /// Never added: its packets must be ignored.
 const STRANGER: u32 = 999;
-const FACES: [u32; 6] = [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2, APP, STRANGER];
+const FACES: [u32; 7] = [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2, APP, SHARED, STRANGER];
+/// The faces the forwarder knows at the start: all but the stranger.
+const KNOWN: usize = FACES.len() - 1;
 /// Faces a run may remove between bursts (never to come back: face ids are
 /// not reused). Their packets are then ignored, their routes gone, and
 /// nothing may be sent to them.
-const REMOVABLE: [u32; 3] = [CONSUMER2, PRODUCER2, APP];
+const REMOVABLE: [u32; 4] = [CONSUMER2, PRODUCER2, APP, SHARED];
 
 /// Small enough that names repeat (aggregation, cache hits, loops), with
 /// prefixes of one another (CanBePrefix, longest-prefix match) and a
@@ -51,7 +57,7 @@ const REMOVABLE: [u32; 3] = [CONSUMER2, PRODUCER2, APP];
 /// for one Data by its full name ([`name_at`]).
 const NAMES: [&str; 9] = ["/a", "/a/b", "/a/b/c", "/a/x", "/b/1", "/b/1/2", "/c", "/localhost/n", "/hub/h"];
 /// The FIB: `/b` is multicast, `/c` has no route.
-const ROUTES: [(&str, &[u32]); 4] = [("/a", &[PRODUCER]), ("/a/b", &[PRODUCER2]), ("/b", &[PRODUCER, PRODUCER2]), ("/hub", &[PRODUCER2])];
+const ROUTES: [(&str, &[u32]); 4] = [("/a", &[PRODUCER]), ("/a/b", &[PRODUCER2]), ("/b", &[PRODUCER, PRODUCER2, SHARED]), ("/hub", &[PRODUCER2])];
 const CS_CAPACITY: usize = 4;
 
 fn name(s: &str) -> Name {
@@ -64,6 +70,7 @@ fn forwarder() -> Forwarder {
         f.add_face(id, FaceMeta { local: false, point_to_point: true, ..Default::default() });
     }
     f.add_face(APP, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
+    f.add_face(SHARED, FaceMeta { local: false, point_to_point: false, ..Default::default() });
     for (prefix, hops) in ROUTES {
         for (cost, hop) in hops.iter().enumerate() {
             f.fib.add_nexthop(&name(prefix), *hop, 10 + cost as u64);
@@ -176,7 +183,7 @@ fn any_received() -> impl Strategy<Value = Received> {
         1 => any::<usize>().prop_map(|keep| Damage::Cut { keep }),
         1 => prop::collection::vec(any::<u8>(), 1..6).prop_map(Damage::Append),
     ];
-    let face = prop_oneof![10 => prop::sample::select(FACES[..5].to_vec()), 1 => Just(STRANGER)];
+    let face = prop_oneof![10 => prop::sample::select(FACES[..KNOWN].to_vec()), 1 => Just(STRANGER)];
     // Ids of faces, known or not, and one past 32 bits whose low bits are a face's.
     let ids: Vec<u64> = FACES.iter().map(|f| u64::from(*f)).chain([(1 << 32) + u64::from(PRODUCER2)]).collect();
     let next_hop = prop_oneof![6 => Just(None), 1 => prop::sample::select(ids).prop_map(Some)];
@@ -253,7 +260,10 @@ fn check_burst(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing], 
             }
             Seen::Nack(i) => {
                 history.nacks_in += 1;
-                nacked_now.push(i.name.clone());
+                // One from a multi-access face is dropped: no strategy retry.
+                if *face != SHARED {
+                    nacked_now.push(i.name.clone());
+                }
             }
             Seen::Idle => {}
             Seen::Malformed => history.malformed += 1,
@@ -266,6 +276,7 @@ fn check_burst(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing], 
         let frag = lp.fragment.ok_or_else(|| TestCaseError::fail("sent a packet without a fragment"))?;
         if let Ok(i) = Interest::decode(&frag) {
             if lp.headers.nack.is_some() {
+                prop_assert!(o.face != SHARED, "Nack for {} to a multi-access face", i.name);
                 // In-records, lapsed or not, are Nacked, as in NFD.
                 let ever_asked = history.interests.iter().any(|(f, asked, _, _)| *f == o.face && asked.name == i.name);
                 prop_assert!(ever_asked, "Nack for {} to face {} that did not ask for it", i.name, o.face);
@@ -345,7 +356,8 @@ fn sent_interest(o: &Outgoing) -> Option<(Interest, bool)> {
 /// Nothing lost: a Data that arrives first in its burst reaches every face
 /// still awaiting it (see [`Awaiting`]) other than its sender. Then the waits
 /// this burst touched end (a packet from the face for the name; a Data or
-/// Nack sent to it; a Data for it from anyone), and those it began start: an
+/// Nack sent to it; a Data for it from anyone; for the multi-access face, a
+/// Nack for it from upstream), and those it began start: an
 /// Interest forwarded with its own Nonce, its face's only packet for the
 /// name in the burst, and no Data for it in the burst.
 fn check_delivery(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing], awaiting: &mut Vec<Awaiting>) -> Result<(), TestCaseError> {
@@ -366,12 +378,15 @@ fn check_delivery(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing
     let answered = |face: u32, i: &Interest| {
         out.iter().any(|o| o.face == face && (sent_data(o).is_some_and(|d| matches(i, &d)) || sent_interest(o).is_some_and(|(n, nack)| nack && n.name == i.name)))
     };
+    // The upstreams may have given up on a multi-access face's Interest after
+    // a Nack without telling it (it gets no Nack).
+    let given_up_silently = |face: u32, i: &Interest| face == SHARED && seen.iter().any(|(f, s)| *f != SHARED && matches!(s, Seen::Nack(n) if n.name == i.name));
     awaiting.retain(|a| {
         if !known.contains(&a.face) {
             return false;
         }
         let from_it = seen.iter().any(|(f, s)| *f == a.face && names(s).as_ref() == Some(&a.interest.name));
-        !from_it && !data_for(&a.interest) && !answered(a.face, &a.interest)
+        !from_it && !given_up_silently(a.face, &a.interest) && !data_for(&a.interest) && !answered(a.face, &a.interest)
     });
     for (face, s) in seen {
         let Seen::Interest(i, _) = s else { continue };
@@ -380,7 +395,7 @@ fn check_delivery(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing
         let own_nonce = !seen.iter().any(|(f, t)| f != face && matches!(t, Seen::Interest(o, _) if o.name == i.name && o.nonce == i.nonce));
         let spent = *face != APP && i.hop_limit == Some(0);
         let forwarded = out.iter().any(|o| sent_interest(o).is_some_and(|(n, nack)| !nack && n.name == i.name && n.nonce == i.nonce));
-        if alone && own_nonce && !spent && forwarded && !data_for(i) && !answered(*face, i) {
+        if alone && own_nonce && !spent && forwarded && !data_for(i) && !answered(*face, i) && !given_up_silently(*face, i) {
             awaiting.push(Awaiting { face: *face, interest: i.clone(), at: now });
         }
     }
@@ -395,7 +410,7 @@ proptest! {
         bursts in prop::collection::vec((0u64..60, prop::collection::vec(any_received(), 1..8), prop::option::weighted(0.03, prop::sample::select(REMOVABLE.to_vec()))), 1..40)
     ) {
         let mut f = forwarder();
-        let mut known = FACES[..5].to_vec();
+        let mut known = FACES[..KNOWN].to_vec();
         let mut history = History::default();
         let mut awaiting = Vec::new();
         let mut now = 0;
