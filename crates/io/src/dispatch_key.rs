@@ -14,7 +14,7 @@
 //! it reads no further than the name's first components.
 
 use trajan_wire::tlv::read_header;
-use trajan_wire::types::{DATA, INTEREST, LP_FRAGMENT, LP_PACKET, NAME};
+use trajan_wire::types::{DATA, IMPLICIT_SHA256_DIGEST, INTEREST, LP_FRAGMENT, LP_PACKET, NAME};
 
 /// Name components hashed to choose a worker (see the module documentation).
 pub const DISPATCH_COMPONENTS: usize = 2;
@@ -40,7 +40,7 @@ impl NameKeys {
 }
 
 /// The dispatch hash of a received packet (bare or in an LpPacket): CRC32C of its
-/// name's first [`DISPATCH_COMPONENTS`] components. `None` when there is no name to
+/// name's first [`DISPATCH_COMPONENTS`] components, an implicit digest excluded. `None` when there is no name to
 /// read; the caller sends such packets to worker 0.
 pub fn name_key(pkt: &[u8]) -> Option<u32> {
     name_keys(pkt).map(|k| k.key())
@@ -78,7 +78,12 @@ pub fn name_keys(pkt: &[u8]) -> Option<NameKeys> {
     let mut q = name_start;
     while keys.hashed < DISPATCH_COMPONENTS && q < name_end {
         let from = q;
-        read_header(&pkt[..name_end], &mut q).ok()?;
+        let (component, _, _) = read_header(&pkt[..name_end], &mut q).ok()?;
+        // A full name's implicit digest is no part of its Data's name, which
+        // must get the same key.
+        if component == IMPLICIT_SHA256_DIGEST {
+            break;
+        }
         keys.prefix[keys.hashed + 1] = crc32c::crc32c_append(keys.prefix[keys.hashed], &pkt[from..q]);
         keys.hashed += 1;
     }
@@ -127,6 +132,19 @@ mod tests {
     fn short_names_hash_what_they_have() {
         assert_eq!(name_key(&interest("/a", false)), name_key(&data("/a")));
         assert!(name_key(&interest("/", true)).is_some());
+    }
+
+    /// An Interest for a Data by its full name (the implicit digest last) meets
+    /// that Data's worker: the digest is not part of the Data's name, so it is
+    /// not hashed, even when the name has fewer components than the key.
+    #[test]
+    fn a_full_name_shares_its_data_key() {
+        for n in ["/", "/a", "/a/b", "/a/b/c"] {
+            let d = data(n);
+            let mut i = Interest::new(trajan_wire::Data::decode(&d).unwrap().full_name());
+            i.nonce = Some(1);
+            assert_eq!(name_keys(&i.encode()).map(|k| k.key()), name_key(&d), "{n}");
+        }
     }
 
     #[test]
