@@ -24,7 +24,7 @@ use crate::mgmt::Management;
 use crate::node_fibs::NodeFibs;
 use crate::rib::{Rib, Route, ORIGIN_STATIC};
 use crate::topology::{Placement, Topology};
-use crate::workers::{Change, FromWorker, Workers};
+use crate::workers::{Change, Clock, FromWorker, Workers};
 
 /// Longest the loop sleeps in poll, so shutdown requests and timers are noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(100);
@@ -160,7 +160,7 @@ impl Daemon {
             });
             let ports = d.io.worker_ports()?;
             let queues = d.worker_queues();
-            d.workers = Some(Workers::start(fwds, fibs, &placement, ports, queues, wake, d.epoch).map_err(|e| StartError::Workers(e.to_string()))?);
+            d.workers = Some(Workers::start(fwds, fibs, &placement, ports, queues, wake, Clock::Since(d.epoch)).map_err(|e| StartError::Workers(e.to_string()))?);
             // Faces made for static routes before the workers existed.
             let peers: Vec<_> = d.io.faces().filter_map(|f| d.io.hash_peer(f.id).map(|r| (f.id, r))).collect();
             for (face, remote) in peers {

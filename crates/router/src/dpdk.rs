@@ -298,7 +298,7 @@ mod tests {
         let queues = d.take_worker_queues();
         assert_eq!(queues.len(), 2);
         let (fwds, fibs) = forwarders_with(2, &[down, up, up + 1], up);
-        let mut w = Workers::start(fwds, fibs, &[], Vec::new(), queues, Arc::new(|| {}), Instant::now()).unwrap();
+        let mut w = Workers::start(fwds, fibs, &[], Vec::new(), queues, Arc::new(|| {}), crate::workers::Clock::Since(Instant::now())).unwrap();
         let n = 300u32;
         let misqueued = spread_interests(&w, n, |q, pkt| c_faces[q].send(&pkt));
         c_faces.iter_mut().for_each(Face::flush);

@@ -284,6 +284,27 @@ struct Link {
 /// Wakes the I/O thread when a worker has output for it.
 pub type WakeIo = Arc<dyn Fn() + Send + Sync>;
 
+/// The workers' clock, in the engine's milliseconds. The daemon's runs on its
+/// own; a test moves one by hand, so that what sharded workers do can be
+/// compared step by step with a single engine given the same times.
+#[derive(Clone, Debug)]
+pub enum Clock {
+    /// Milliseconds since this instant (the daemon's epoch).
+    Since(Instant),
+    /// Whatever the counter holds.
+    Manual(Arc<AtomicU64>),
+}
+
+impl Clock {
+    /// The time now, read once per burst.
+    pub fn now_ms(&self) -> u64 {
+        match self {
+            Clock::Since(epoch) => epoch.elapsed().as_millis() as u64,
+            Clock::Manual(ms) => ms.load(Ordering::SeqCst),
+        }
+    }
+}
+
 /// Wakes a worker sleeping in its poller (which also watches its UDP port).
 struct Wake {
     waker: mio::Waker,
@@ -328,8 +349,8 @@ impl Workers {
     /// `ports` has one per forwarder (else none has a port), and with NIC queues
     /// when `queues` has one set per forwarder (else none polls). Forwarder `i` reads
     /// `fibs.reader(i)`, and route changes go to `fibs`. `wake_io` is called when a
-    /// worker queued output while the I/O thread was about to sleep; `epoch` is
-    /// the engine's clock origin.
+    /// worker queued output while the I/O thread was about to sleep; `clock` is
+    /// the engine's clock.
     pub fn start(
         fwds: Vec<Forwarder<FibReader>>,
         fibs: NodeFibs,
@@ -337,7 +358,7 @@ impl Workers {
         ports: Vec<WorkerPort>,
         queues: Vec<Box<dyn WorkerQueues>>,
         wake_io: WakeIo,
-        epoch: Instant,
+        clock: Clock,
     ) -> std::io::Result<Workers> {
         let io_sleeping = Arc::new(AtomicBool::new(false));
         let short_until = Arc::new(AtomicU64::new(0));
@@ -368,7 +389,8 @@ impl Workers {
                 tx,
                 io_sleeping: io_sleeping.clone(),
                 wake_io: wake_io.clone(),
-                epoch,
+                clock: clock.clone(),
+                last_tick: u64::MAX,
                 out_ring_drops: 0,
                 poll,
                 wake: wake.clone(),
@@ -592,7 +614,9 @@ struct Worker {
     tx: rtrb::Producer<FromWorker>,
     io_sleeping: Arc<AtomicBool>,
     wake_io: WakeIo,
-    epoch: Instant,
+    clock: Clock,
+    /// When the engine's timers last ran.
+    last_tick: u64,
     out_ring_drops: u64,
     /// Sleeps here: woken by the I/O thread ([`Wake`]) or by input on the port.
     poll: mio::Poll,
@@ -687,14 +711,26 @@ impl Port {
 
 impl Worker {
     fn now_ms(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
+        self.clock.now_ms()
+    }
+
+    /// Reads the clock and runs the engine's timers if it moved: once per
+    /// millisecond (a worker spinning on NIC queues would otherwise walk them
+    /// on every poll), and before a burst, so that what lapsed by its time is
+    /// gone when it is processed, whenever the worker last woke.
+    fn tick(&mut self) -> u64 {
+        let now = self.now_ms();
+        if now != self.last_tick {
+            self.last_tick = now;
+            self.fwd.tick(now);
+        }
+        now
     }
 
     fn run(mut self) {
         let mut burst: Vec<(FaceId, Bytes)> = Vec::with_capacity(2 * BURST);
         let mut out: Vec<Outgoing> = Vec::with_capacity(4 * BURST);
         let mut events = mio::Events::with_capacity(4);
-        let mut last_tick = u64::MAX;
         if let Some(nic) = &mut self.queues {
             nic.queues.on_thread();
         }
@@ -717,13 +753,7 @@ impl Worker {
             busy |= self.receive(&mut burst);
             busy |= self.receive_nic(&mut burst);
             self.forward(&mut burst, &mut out);
-            let now = self.now_ms();
-            // Timers once per millisecond: a worker spinning on NIC queues would
-            // otherwise walk them on every poll.
-            if now != last_tick {
-                last_tick = now;
-                self.fwd.tick(now);
-            }
+            let now = self.tick();
             self.report(now);
             if !busy && self.queues.is_none() {
                 let wait = self.fwd.next_deadline().map_or(MAX_PARK, |d| Duration::from_millis(d.saturating_sub(now)).min(MAX_PARK));
@@ -781,7 +811,7 @@ impl Worker {
         if nic.queues.recv(burst) == 0 {
             return false;
         }
-        let now = self.epoch.elapsed().as_millis() as u64;
+        let now = self.clock.now_ms();
         let (tx, drops) = (&mut self.tx, &mut self.out_ring_drops);
         let (mut queued, mut seen) = (false, 0);
         // Keeps the arrival order of what stays; each packet either stays or is
@@ -833,7 +863,7 @@ impl Worker {
         if burst.is_empty() {
             return;
         }
-        let now = self.now_ms();
+        let now = self.tick();
         self.fwd.process_burst(now, burst, out);
         burst.clear();
         let mut queued = false;
@@ -903,6 +933,8 @@ impl Worker {
                 }
             }
             Control::Stats(reply) => {
+                // The numbers as of now: what lapsed by now counted as such.
+                self.tick();
                 let (mut direct, mut punted) = self.port.as_ref().map_or((0, 0), |p| (p.direct, p.punted));
                 if let Some(nic) = &self.queues {
                     direct += nic.direct;
@@ -959,7 +991,7 @@ pub(crate) mod tests {
 
     fn start(n: usize) -> Workers {
         let (fwds, fibs) = forwarders(n);
-        Workers::start(fwds, fibs, &[], Vec::new(), Vec::new(), Arc::new(|| {}), Instant::now()).unwrap()
+        Workers::start(fwds, fibs, &[], Vec::new(), Vec::new(), Arc::new(|| {}), Clock::Since(Instant::now())).unwrap()
     }
 
     pub(crate) fn interest(name: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
@@ -1108,7 +1140,7 @@ pub(crate) mod tests {
         let ports = io.worker_ports().unwrap();
         let hash = io.hash_ports().unwrap();
         let (fwds, fibs) = forwarders(n);
-        let mut w = Workers::start(fwds, fibs, &[], ports, Vec::new(), Arc::new(|| {}), Instant::now()).unwrap();
+        let mut w = Workers::start(fwds, fibs, &[], ports, Vec::new(), Arc::new(|| {}), Clock::Since(Instant::now())).unwrap();
         let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         w.add_peer(DOWN, trajan_io::HashPorts { base: sock.local_addr().unwrap(), count: 1 });
@@ -1287,7 +1319,7 @@ pub(crate) mod tests {
             queues.push(Box::new(MemQueues { rx, tx }) as Box<dyn WorkerQueues>);
             ends.push((to, from));
         }
-        (Workers::start(fwds, fibs, &[], Vec::new(), queues, Arc::new(|| {}), Instant::now()).unwrap(), ends)
+        (Workers::start(fwds, fibs, &[], Vec::new(), queues, Arc::new(|| {}), Clock::Since(Instant::now())).unwrap(), ends)
     }
 
     /// Plays the I/O thread (hand-offs go to [`Workers::dispatch`]) until the
