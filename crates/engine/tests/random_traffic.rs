@@ -25,169 +25,30 @@
 //! - the tables stay within their capacities, and once every lifetime has
 //!   passed (the largest an InterestLifetime can say included) the PIT is empty.
 
+
+mod traffic;
+
 use bytes::Bytes;
 use proptest::prelude::*;
-use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind};
-use trajan_wire::data::DataBuilder;
+use traffic::*;
+use trajan_engine::{EngineConfig, Forwarder, Outgoing, StrategyKind};
 use trajan_wire::lp::{LpHeaders, LpPacket};
-use trajan_wire::{Data, Interest, NackReason, Name};
+use trajan_wire::{Data, Interest, Name};
 
-const CONSUMER: u32 = 300;
-const CONSUMER2: u32 = 301;
-const PRODUCER: u32 = 400;
-const PRODUCER2: u32 = 401;
-/// A local application face, whose NextHopFaceId is honoured.
-const APP: u32 = 500;
-/// A multi-access face (a shared medium), one of `/b`'s next hops: Nacks are
-/// neither sent to it nor taken from it.
-const SHARED: u32 = 600;
-/// Never added: its packets must be ignored.
-const STRANGER: u32 = 999;
-const FACES: [u32; 7] = [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2, APP, SHARED, STRANGER];
-/// The faces the forwarder knows at the start: all but the stranger.
-const KNOWN: usize = FACES.len() - 1;
-/// Faces a run may remove between bursts (never to come back: face ids are
-/// not reused). Their packets are then ignored, their routes gone, and
-/// nothing may be sent to them.
-const REMOVABLE: [u32; 4] = [CONSUMER2, PRODUCER2, APP, SHARED];
-
-/// Small enough that names repeat (aggregation, cache hits, loops), with
-/// prefixes of one another (CanBePrefix, longest-prefix match) and a
-/// `/localhost` name that must never leave the router. Interests may also ask
-/// for one Data by its full name ([`name_at`]).
-const NAMES: [&str; 9] = ["/a", "/a/b", "/a/b/c", "/a/x", "/b/1", "/b/1/2", "/c", "/localhost/n", "/hub/h"];
-/// The FIB: `/b` is multicast, `/c` has no route.
-const ROUTES: [(&str, &[u32]); 4] = [("/a", &[PRODUCER]), ("/a/b", &[PRODUCER2]), ("/b", &[PRODUCER, PRODUCER2, SHARED]), ("/hub", &[PRODUCER2])];
 const CS_CAPACITY: usize = 4;
-
-fn name(s: &str) -> Name {
-    s.parse().unwrap()
-}
 
 fn forwarder() -> Forwarder {
     let mut f = Forwarder::new(&EngineConfig { cs_capacity: CS_CAPACITY, pit_capacity: 64, ..Default::default() }, 0);
-    for id in [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2] {
-        f.add_face(id, FaceMeta { local: false, point_to_point: true, ..Default::default() });
+    for id in &FACES[..KNOWN] {
+        f.add_face(*id, meta(*id));
     }
-    f.add_face(APP, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
-    f.add_face(SHARED, FaceMeta { local: false, point_to_point: false, ..Default::default() });
     for (prefix, hops) in ROUTES {
         for (cost, hop) in hops.iter().enumerate() {
             f.fib.add_nexthop(&name(prefix), *hop, 10 + cost as u64);
         }
     }
-    f.strategies.insert(&name("/b"), StrategyKind::Multicast);
+    f.strategies.insert(&name(MULTICAST), StrategyKind::Multicast);
     f
-}
-
-/// A packet as a consumer or producer would send it.
-#[derive(Debug, Clone)]
-enum Packet {
-    Interest { name: usize, can_be_prefix: bool, must_be_fresh: bool, nonce: u8, lifetime_ms: Option<u64>, hop_limit: Option<u8>, hint: bool },
-    Data { name: usize, freshness_ms: Option<u64> },
-    Nack { name: usize, nonce: u8, reason: u8 },
-}
-
-/// How a packet is damaged on its way in.
-#[derive(Debug, Clone)]
-enum Damage {
-    None,
-    Replace { at: usize, byte: u8 },
-    Cut { keep: usize },
-    Append(Vec<u8>),
-}
-
-/// One received packet: from which face, in which NDNLPv2 headers, damaged how.
-#[derive(Debug, Clone)]
-struct Received {
-    face: u32,
-    packet: Packet,
-    pit_token: Option<u8>,
-    next_hop: Option<u64>,
-    damage: Damage,
-}
-
-/// The Data every producer sends for `NAMES[n]`.
-fn data_of(n: usize, freshness_ms: Option<u64>) -> Bytes {
-    let mut b = DataBuilder::new(name(NAMES[n]));
-    if let Some(ms) = freshness_ms {
-        b = b.freshness_ms(ms);
-    }
-    b.build(b"payload")
-}
-
-/// `NAMES[n]`, or past its end the full name (with its implicit digest) of
-/// the Data for `/a/b` with no FreshnessPeriod.
-fn name_at(n: usize) -> Name {
-    match NAMES.get(n) {
-        Some(uri) => name(uri),
-        None => Data::decode(&data_of(1, None)).unwrap().full_name(),
-    }
-}
-
-fn interest_of(n: usize, nonce: u8) -> Interest {
-    let mut i = Interest::new(name_at(n));
-    i.nonce = Some(u32::from(nonce));
-    i
-}
-
-impl Received {
-    fn encode(&self) -> Bytes {
-        let (bare, nack) = match &self.packet {
-            Packet::Interest { name: n, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit, hint } => {
-                let mut i = interest_of(*n, *nonce);
-                i.can_be_prefix = *can_be_prefix;
-                i.must_be_fresh = *must_be_fresh;
-                i.lifetime_ms = *lifetime_ms;
-                i.hop_limit = *hop_limit;
-                if *hint {
-                    i.forwarding_hint = Some(Bytes::from(name("/hub").to_wire()));
-                }
-                (i.encode(), None)
-            }
-            Packet::Data { name: n, freshness_ms } => (data_of(*n, *freshness_ms), None),
-            Packet::Nack { name: n, nonce, reason } => (interest_of(*n, *nonce).encode(), Some(NackReason::from_code(u64::from(*reason)))),
-        };
-        let headers = LpHeaders {
-            pit_token: self.pit_token.map(|t| Bytes::from(vec![t; 4])),
-            nack,
-            next_hop_face_id: self.next_hop,
-            ..Default::default()
-        };
-        let wire = if headers == LpHeaders::default() { bare } else { LpPacket::wrap(&bare, &headers) };
-        let mut bytes = wire.to_vec();
-        match &self.damage {
-            Damage::None => {}
-            Damage::Replace { at, byte } => {
-                let at = at % bytes.len();
-                bytes[at] = *byte;
-            }
-            Damage::Cut { keep } => bytes.truncate(keep % bytes.len()),
-            Damage::Append(tail) => bytes.extend_from_slice(tail),
-        }
-        Bytes::from(bytes)
-    }
-}
-
-fn any_received() -> impl Strategy<Value = Received> {
-    let n = 0..NAMES.len() + 1;
-    let packet = prop_oneof![
-        4 => (n.clone(), any::<bool>(), any::<bool>(), 0u8..4, prop_oneof![Just(None), Just(Some(0)), Just(Some(30)), Just(Some(500)), Just(Some(u64::MAX))], prop_oneof![3 => Just(None), 1 => (0u8..3).prop_map(Some)], prop::bool::weighted(0.1))
-            .prop_map(|(name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit, hint)| Packet::Interest { name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit, hint }),
-        3 => (0..NAMES.len(), prop_oneof![Just(None), Just(Some(0)), Just(Some(20)), Just(Some(10_000)), Just(Some(u64::MAX))]).prop_map(|(name, freshness_ms)| Packet::Data { name, freshness_ms }),
-        1 => (n, 0u8..4, 0u8..200).prop_map(|(name, nonce, reason)| Packet::Nack { name, nonce, reason }),
-    ];
-    let damage = prop_oneof![
-        12 => Just(Damage::None),
-        2 => (any::<usize>(), any::<u8>()).prop_map(|(at, byte)| Damage::Replace { at, byte }),
-        1 => any::<usize>().prop_map(|keep| Damage::Cut { keep }),
-        1 => prop::collection::vec(any::<u8>(), 1..6).prop_map(Damage::Append),
-    ];
-    let face = prop_oneof![10 => prop::sample::select(FACES[..KNOWN].to_vec()), 1 => Just(STRANGER)];
-    // Ids of faces, known or not, and one past 32 bits whose low bits are a face's.
-    let ids: Vec<u64> = FACES.iter().map(|f| u64::from(*f)).chain([(1 << 32) + u64::from(PRODUCER2)]).collect();
-    let next_hop = prop_oneof![6 => Just(None), 1 => prop::sample::select(ids).prop_map(Some)];
-    (face, packet, prop::option::weighted(0.2, any::<u8>()), next_hop, damage).prop_map(|(face, packet, pit_token, next_hop, damage)| Received { face, packet, pit_token, next_hop, damage })
 }
 
 /// What the oracle (the wire crate's decoders) makes of a received packet.
