@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes trajan-wire's codecs and trajan-engine's forwarder with cargo-fuzz
-# (libFuzzer), one target at a time.
+# Fuzzes trajan-wire's codecs, trajan-engine's forwarder and trajan-io's
+# dispatch key with cargo-fuzz (libFuzzer), one target at a time.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
@@ -8,8 +8,9 @@
 # New inputs go to fuzz/target/corpus/<target>/ (ignored by git), seeded from the
 # committed fuzz/corpus/<target>/. Environment:
 #   MERGE=1            afterwards fold the inputs that add coverage into
-#                      fuzz/corpus/<target>/, to be committed (crates/wire/tests/
-#                      corpus.rs replays that folder in the default test run)
+#                      fuzz/corpus/<target>/, to be committed (the target's crate
+#                      replays that folder in its tests/corpus.rs, in the default
+#                      test run)
 #   SANITIZER=address  run under AddressSanitizer (default none: trajan-wire's one
 #                      `unsafe` read, `Name::value`, is checked by a debug assertion in
 #                      these builds, and without ASan the fuzzer runs several times faster;

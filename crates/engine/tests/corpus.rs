@@ -22,9 +22,9 @@ fn every_corpus_input_passes_its_check() {
 #[test]
 fn every_corpus_folder_belongs_to_a_target() {
     let root = corpus_root();
-    let targets: Vec<&str> = trajan_wire::fuzzing::TARGETS.iter().chain(trajan_engine::fuzzing::TARGETS).map(|(name, _)| *name).collect();
+    let targets: Vec<&str> = trajan_wire::fuzzing::TARGETS.iter().chain(trajan_engine::fuzzing::TARGETS).chain(trajan_io::fuzzing::TARGETS).map(|(name, _)| *name).collect();
     for dir in fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
         let name = dir.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(targets.contains(&name.as_str()), "corpus folder {name} is no fuzz target's (trajan_wire or trajan_engine::fuzzing::TARGETS)");
+        assert!(targets.contains(&name.as_str()), "corpus folder {name} is no fuzz target's (trajan_wire, trajan_engine or trajan_io::fuzzing::TARGETS)");
     }
 }

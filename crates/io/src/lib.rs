@@ -19,6 +19,7 @@ mod driver;
 pub mod encap;
 mod error;
 mod framing;
+pub mod fuzzing;
 mod inbound;
 mod listen;
 pub mod reassembly;
