@@ -247,7 +247,7 @@ impl Daemon {
         Ok(())
     }
 
-    /// One iteration: poll, forward, manage, send, fire timers.
+    /// One iteration: poll, fire timers, forward, manage, send.
     pub fn run_once(&mut self) -> std::io::Result<()> {
         if self.workers.is_some() {
             return self.dispatch_once();
@@ -269,11 +269,13 @@ impl Daemon {
             }
         }
         self.events = events;
+        // Timers first, as the workers run them: what lapsed by now is gone
+        // before the burst is processed.
+        self.fwd.tick(now);
+        self.rib.expire(&mut self.fwd.fib, now);
         let mut burst = std::mem::take(&mut self.burst);
         self.forward(now, &mut burst);
         self.burst = burst;
-        self.fwd.tick(now);
-        self.rib.expire(&mut self.fwd.fib, now);
         self.io.flush();
         Ok(())
     }
@@ -300,15 +302,15 @@ impl Daemon {
             self.events = events;
         }
         self.dpdk.as_mut().expect("spinning on DPDK ports").poll(&mut self.burst);
-        if !self.burst.is_empty() {
-            let mut burst = std::mem::take(&mut self.burst);
-            self.forward(now, &mut burst);
-            self.burst = burst;
-        }
         if now != self.last_tick {
             self.last_tick = now;
             self.fwd.tick(now);
             self.rib.expire(&mut self.fwd.fib, now);
+        }
+        if !self.burst.is_empty() {
+            let mut burst = std::mem::take(&mut self.burst);
+            self.forward(now, &mut burst);
+            self.burst = burst;
         }
         if sockets || std::mem::take(&mut self.io_pending) {
             self.io.flush();
