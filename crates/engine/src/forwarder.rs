@@ -718,8 +718,13 @@ impl<F: FibSource> Forwarder<F> {
         out.push(Outgoing { face, pkt });
     }
 
+    /// Encodes the Interest only for a face that takes Nacks (see
+    /// [`Forwarder::send_nack_wire`]): duplicates are common on a shared
+    /// medium, and each would otherwise be encoded to be dropped.
     fn send_nack(&mut self, face: FaceId, interest: &Interest, reason: NackReason, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
-        self.send_nack_wire(face, &interest.encode(), reason, pit_token, out);
+        if self.faces.get(face).is_some_and(|m| m.point_to_point) {
+            self.send_nack_wire(face, &interest.encode(), reason, pit_token, out);
+        }
     }
 
     /// [`Forwarder::send_nack`] of an Interest already encoded.
