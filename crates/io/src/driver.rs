@@ -19,7 +19,7 @@ use trajan_wire::tlv::frame_len;
 
 use crate::inbound::{classify, Inbound};
 use crate::listen::{self, SocketFile};
-use crate::reassembly::Reassembler;
+use crate::reassembly::{Budget, Reassembler};
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
 use crate::udp::{Datagram, Outgoing, SendResult, UdpChannel, WorkerPort};
 use crate::uri::{self, Scheme};
@@ -127,6 +127,8 @@ pub struct Io {
     pending: Vec<IoEvent>,
     next_sweep: Instant,
     stats: IoStats,
+    /// What the faces' reassemblers hold, against [`IoConfig::reassembly_bytes`].
+    reassembly: Budget,
     // Scratch space kept between calls to avoid allocating per poll.
     readiness: Vec<(Token, bool, bool)>,
     ready_now: HashSet<Token>,
@@ -197,6 +199,7 @@ impl Io {
             pending: Vec::new(),
             next_sweep: Instant::now() + sweep_interval(&cfg),
             stats: IoStats::default(),
+            reassembly: Budget::new(cfg.reassembly_bytes),
             readiness: Vec::new(),
             ready_now: HashSet::new(),
             datagrams: Vec::new(),
@@ -451,6 +454,12 @@ impl Io {
         &self.stats
     }
 
+    /// Bytes every face's fragments of unfinished packets hold together,
+    /// at most [`IoConfig::reassembly_bytes`].
+    pub fn reassembly_held(&self) -> usize {
+        self.reassembly.held()
+    }
+
     fn source(&self, token: Token) -> Source {
         let t = token.0;
         if t == WAKER.0 {
@@ -590,6 +599,11 @@ impl Io {
                 }
             };
             match accepted {
+                Ok((_, info)) if info.kind == FaceKind::Tcp && self.at_face_limit() => {
+                    // The socket closes as it drops.
+                    self.stats.face_limit_drops += 1;
+                    tracing::debug!(remote = %info.remote_uri, "TCP connection refused: face limit reached");
+                }
                 Ok((sock, info)) => match self.add_stream_face(sock, false, info) {
                     Ok(info) => events.push(IoEvent::FaceUp(info)),
                     Err(e) => tracing::warn!(error = %e, "cannot register accepted connection"),
@@ -629,6 +643,10 @@ impl Io {
         let valid = d.data.filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())));
         let (id, known) = match (self.udp_faces.get(&(channel, d.from)), &valid) {
             (Some(&id), _) => (id, true),
+            (None, Some(_)) if self.at_face_limit() => {
+                self.stats.face_limit_drops += 1;
+                return;
+            }
             (None, Some(_)) => {
                 let info = self.add_udp_face(channel, d.from, 1, Persistency::OnDemand, now);
                 let id = info.id;
@@ -652,7 +670,7 @@ impl Io {
                     }
                     *home = arrival;
                 }
-                deliver(id, face, pkt, now, events);
+                deliver(id, face, pkt, now, &mut self.reassembly, events);
             }
             None => face.counters.dropped_in += 1,
         }
@@ -699,7 +717,7 @@ impl Io {
     fn drive_stream(&mut self, id: FaceId, why: Drive, now: Instant, events: &mut Vec<IoEvent>) -> bool {
         let mut frames = mem::take(&mut self.frames);
         let outcome = match self.faces.get_mut(&id) {
-            Some(face) => drive(id, face, why, self.cfg.burst.max(1), self.poll.registry(), now, &mut frames, events),
+            Some(face) => drive(id, face, why, self.cfg.burst.max(1), self.poll.registry(), now, &mut frames, &mut self.reassembly, events),
             None => Ok(false),
         };
         self.frames = frames;
@@ -722,6 +740,7 @@ impl Io {
 
     fn close_face(&mut self, id: FaceId, events: Option<&mut Vec<IoEvent>>) {
         let Some(mut face) = self.faces.remove(&id) else { return };
+        self.reassembly.release(&face.reassembler);
         match &mut face.link {
             Link::Udp { channel, remote, ports, .. } => {
                 for key in self.udp_keys(*channel, *remote, *ports) {
@@ -738,7 +757,17 @@ impl Io {
         }
     }
 
+    /// Whether peers on the network may open no more faces ([`IoConfig::max_faces`]).
+    fn at_face_limit(&self) -> bool {
+        self.faces.len() >= self.cfg.max_faces
+    }
+
+    /// Closes on-demand UDP faces idle for the configured timeout, and gives up
+    /// the fragments of packets that stopped arriving on any face.
     fn expire_idle(&mut self, now: Instant, events: &mut Vec<IoEvent>) {
+        for face in self.faces.values_mut().filter(|f| f.reassembler.held() > 0) {
+            self.reassembly.with(&mut face.reassembler, |r, _| r.expire(now));
+        }
         let timeout = self.cfg.udp_idle_timeout;
         let idle: Vec<FaceId> = self
             .faces
@@ -761,8 +790,8 @@ fn sweep_interval(cfg: &IoConfig) -> Duration {
 }
 
 /// Hands one received link packet to the face's inbound path.
-fn deliver(id: FaceId, face: &mut Face, pkt: Bytes, now: Instant, events: &mut Vec<IoEvent>) {
-    match classify(pkt, &mut face.reassembler, now) {
+fn deliver(id: FaceId, face: &mut Face, pkt: Bytes, now: Instant, reassembly: &mut Budget, events: &mut Vec<IoEvent>) {
+    match reassembly.with(&mut face.reassembler, |r, room| classify(pkt, r, now, room)) {
         Inbound::Deliver(pkt) => events.push(IoEvent::Packet { face: id, pkt }),
         Inbound::Pending => {}
         Inbound::Drop => face.counters.dropped_in += 1,
@@ -779,6 +808,7 @@ fn drive(
     registry: &Registry,
     now: Instant,
     frames: &mut Vec<Bytes>,
+    reassembly: &mut Budget,
     events: &mut Vec<IoEvent>,
 ) -> Result<bool, Close> {
     let Link::Stream(conn) = &mut face.link else { return Ok(false) };
@@ -799,7 +829,7 @@ fn drive(
     for frame in frames.drain(..) {
         face.counters.in_packets += 1;
         face.counters.in_bytes += frame.len() as u64;
-        deliver(id, face, frame, now, events);
+        deliver(id, face, frame, now, reassembly, events);
     }
     match status {
         ReadStatus::Drained => Ok(false),

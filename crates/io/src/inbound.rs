@@ -26,15 +26,16 @@ pub(crate) enum Inbound {
     Drop,
 }
 
-/// Classifies a packet that is already known to be exactly one TLV element.
-pub(crate) fn classify(wire: Bytes, reassembler: &mut Reassembler, now: Instant) -> Inbound {
+/// Classifies a packet that is already known to be exactly one TLV element;
+/// `room` is the most the face's reassembler may hold ([`Reassembler::accept`]).
+pub(crate) fn classify(wire: Bytes, reassembler: &mut Reassembler, now: Instant, room: usize) -> Inbound {
     if !is_fragment(&wire) {
         return Inbound::Deliver(wire);
     }
     let Ok(lp) = LpPacket::decode(&wire) else {
         return Inbound::Drop;
     };
-    match reassembler.accept(lp, now) {
+    match reassembler.accept(lp, now, room) {
         Ok(Some(packet)) => Inbound::Deliver(packet),
         Ok(None) => Inbound::Pending,
         Err(e) => {
@@ -69,6 +70,7 @@ pub(crate) fn is_fragment(wire: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reassembly::MAX_HELD_PER_FACE;
     use trajan_wire::lp::LpHeaders;
     use trajan_wire::{Interest, Name};
 
@@ -83,12 +85,12 @@ mod tests {
         let interest = Interest::new("/a/b".parse::<Name>().unwrap()).encode();
         let mut r = Reassembler::new();
         let now = Instant::now();
-        assert_eq!(classify(interest.clone(), &mut r, now), Inbound::Deliver(interest.clone()));
+        assert_eq!(classify(interest.clone(), &mut r, now, MAX_HELD_PER_FACE), Inbound::Deliver(interest.clone()));
         let wrapped = LpPacket::wrap(&interest, &LpHeaders { pit_token: Some(Bytes::from_static(b"t")), ..Default::default() });
-        assert_eq!(classify(wrapped.clone(), &mut r, now), Inbound::Deliver(wrapped));
+        assert_eq!(classify(wrapped.clone(), &mut r, now, MAX_HELD_PER_FACE), Inbound::Deliver(wrapped));
         // FragCount 1 is not a fragment either: no re-encoding.
         let single = encode(&LpPacket { sequence: Some(9), frag_index: Some(0), frag_count: Some(1), fragment: Some(interest), ..Default::default() });
-        assert_eq!(classify(single.clone(), &mut r, now), Inbound::Deliver(single));
+        assert_eq!(classify(single.clone(), &mut r, now, MAX_HELD_PER_FACE), Inbound::Deliver(single));
     }
 
     #[test]
@@ -100,8 +102,8 @@ mod tests {
         let piece = |i: u64, b: &[u8]| {
             encode(&LpPacket { sequence: Some(40 + i), frag_index: Some(i), frag_count: Some(2), fragment: Some(Bytes::copy_from_slice(b)), ..Default::default() })
         };
-        assert_eq!(classify(piece(1, tail), &mut r, now), Inbound::Pending);
-        assert_eq!(classify(piece(0, head), &mut r, now), Inbound::Deliver(interest.clone()));
+        assert_eq!(classify(piece(1, tail), &mut r, now, MAX_HELD_PER_FACE), Inbound::Pending);
+        assert_eq!(classify(piece(0, head), &mut r, now, MAX_HELD_PER_FACE), Inbound::Deliver(interest.clone()));
     }
 
     #[test]
@@ -113,6 +115,6 @@ mod tests {
         trajan_wire::tlv::write_tlv(&mut fields, LP_FRAGMENT, &[1, 2]);
         let mut wire = Vec::new();
         trajan_wire::tlv::write_tlv(&mut wire, LP_PACKET, &fields);
-        assert_eq!(classify(Bytes::from(wire), &mut Reassembler::new(), Instant::now()), Inbound::Drop);
+        assert_eq!(classify(Bytes::from(wire), &mut Reassembler::new(), Instant::now(), MAX_HELD_PER_FACE), Inbound::Drop);
     }
 }

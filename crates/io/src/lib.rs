@@ -137,6 +137,9 @@ pub struct IoStats {
     pub unknown_peer_drops: u64,
     /// Stream faces closed because their byte stream was not valid TLV.
     pub corrupt_streams: u64,
+    /// Datagrams from new UDP peers and TCP connections refused because the
+    /// router held [`IoConfig::max_faces`] faces.
+    pub face_limit_drops: u64,
 }
 
 /// What [`Io::poll`] reports.
@@ -219,6 +222,16 @@ pub struct IoConfig {
     /// Most packets read from one ready socket per [`Io::poll`], so one busy peer
     /// cannot starve the others.
     pub burst: usize,
+    /// Most faces at once for peers on the network to open: beyond it a datagram
+    /// from a new UDP peer, or a new TCP connection, is dropped and counted
+    /// ([`IoStats::face_limit_drops`]), since every such face costs memory and a
+    /// sender can forge any number of source addresses. Faces of local
+    /// applications (the Unix socket) and faces management creates are always
+    /// admitted; they count toward the limit all the same.
+    pub max_faces: usize,
+    /// Bytes all faces together may hold in packets being reassembled from
+    /// NDNLPv2 fragments; a fragment beyond it drops its packet (counted on its face).
+    pub reassembly_bytes: usize,
     /// The UDP-port-by-hash face, if any. Until [`Io::worker_ports`] hands its
     /// sockets to the workers, the I/O thread reads them like any UDP listener.
     pub hash_ports: Option<HashPorts>,
@@ -236,6 +249,8 @@ impl Default for IoConfig {
             udp_idle_timeout: Duration::from_secs(600),
             stream_queue_bytes: 1 << 20,
             burst: 64,
+            max_faces: 16_384,
+            reassembly_bytes: 16 << 20,
             hash_ports: None,
         }
     }

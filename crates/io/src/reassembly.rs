@@ -5,10 +5,15 @@
 //! whole network-layer packets, so the face glues the pieces back together here.
 //!
 //! Everything a peer can influence is bounded: fragments per packet, packets in
-//! progress per face, bytes per packet, and how long a piece waits for its siblings.
-//! A fragment that contradicts what was already received is rejected and reported,
-//! so the face can count it.
+//! progress per face, bytes per packet, how long a piece waits for its siblings,
+//! and the bytes a face holds, which its caller caps per call so that all faces
+//! together stay within one budget ([`Reassembler::accept`]'s `room`). A piece is
+//! kept as a copy of its own bytes, never as a view of the datagram it came in:
+//! a 1-byte fragment padded to a full datagram with ignorable link fields would
+//! otherwise pin 8 KB for 1. A fragment that contradicts what was already
+//! received, or that does not fit, is rejected and reported, so the face can count it.
 
+use std::mem::size_of;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -54,6 +59,10 @@ pub enum FragError {
     /// The pieces add up to more than [`MAX_PACKET_SIZE`]; the packet is dropped.
     #[error("reassembled packet too large")]
     TooLarge,
+    /// Keeping the piece would take the face past the bytes its caller allows
+    /// (the router's reassembly budget is spent); the packet is dropped.
+    #[error("no room left to reassemble")]
+    NoRoom,
     /// The pieces joined do not form exactly one TLV element.
     #[error("reassembled packet is not one TLV element")]
     Malformed,
@@ -71,12 +80,30 @@ struct Partial {
     started: Instant,
 }
 
+impl Partial {
+    /// Heap bytes this packet holds: its slot table and the pieces' bytes.
+    fn held(&self) -> usize {
+        charge(self.pieces.len(), self.bytes)
+    }
+}
+
+/// What a partial packet of `count` fragments with `bytes` received holds.
+fn charge(count: usize, bytes: usize) -> usize {
+    size_of::<Partial>() + count * size_of::<Option<Bytes>>() + bytes
+}
+
+/// The most one face can hold: [`MAX_PARTIAL_PACKETS`] packets of
+/// [`MAX_FRAG_COUNT`] slots and [`MAX_PACKET_SIZE`] bytes each (about 200 KB).
+pub const MAX_HELD_PER_FACE: usize = MAX_PARTIAL_PACKETS * (size_of::<Partial>() + MAX_FRAG_COUNT as usize * size_of::<Option<Bytes>>() + MAX_PACKET_SIZE);
+
 /// Reassembly state of one face. Empty (and allocation-free) until the face
 /// receives its first fragment.
 #[derive(Default)]
 pub struct Reassembler {
     /// In arrival order, so the first is the oldest.
     partials: Vec<Partial>,
+    /// The sum of the partials' [`Partial::held`].
+    held: usize,
 }
 
 impl Reassembler {
@@ -90,13 +117,36 @@ impl Reassembler {
         self.partials.len()
     }
 
+    /// Heap bytes the packets in progress hold, at most [`MAX_HELD_PER_FACE`]:
+    /// what a caller sharing one budget among faces charges to this one.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Gives up the packets whose first fragment came [`REASSEMBLY_TIMEOUT`] or
+    /// more before `now`. [`accept`](Self::accept) does it too; a caller calls it
+    /// for faces that fell silent, whose pieces would otherwise wait for the face's
+    /// next fragment.
+    pub fn expire(&mut self, now: Instant) {
+        self.partials.retain(|p| now.saturating_duration_since(p.started) < REASSEMBLY_TIMEOUT);
+        self.held = self.partials.iter().map(Partial::held).sum();
+    }
+
     /// Takes one fragment. Returns the whole packet once its last piece arrives,
     /// encoded as an LpPacket carrying fragment 0's link headers (a bare Interest or
     /// Data when there are none), `Ok(None)` while pieces are missing, or why the
-    /// fragment was dropped.
-    pub fn accept(&mut self, lp: LpPacket, now: Instant) -> Result<Option<Bytes>, FragError> {
-        self.partials.retain(|p| now.saturating_duration_since(p.started) < REASSEMBLY_TIMEOUT);
+    /// fragment was dropped. `room` is the most this face may hold with the new
+    /// piece kept ([`held`](Self::held)); a piece that does not fit drops its
+    /// packet ([`FragError::NoRoom`]), freeing what it held.
+    pub fn accept(&mut self, lp: LpPacket, now: Instant, room: usize) -> Result<Option<Bytes>, FragError> {
+        self.expire(now);
+        let result = self.take(lp, now, room);
+        self.held = self.partials.iter().map(Partial::held).sum();
+        result
+    }
 
+    /// [`accept`](Self::accept) after the expiry, before `held` is brought up to date.
+    fn take(&mut self, lp: LpPacket, now: Instant, room: usize) -> Result<Option<Bytes>, FragError> {
         let count = lp.frag_count.unwrap_or(1);
         let index = lp.frag_index.unwrap_or(0);
         if count > MAX_FRAG_COUNT {
@@ -129,6 +179,7 @@ impl Reassembler {
                 self.partials.len() - 1
             }
         };
+        let others: usize = self.partials.iter().enumerate().filter(|&(i, _)| i != slot).map(|(_, p)| p.held()).sum();
         let p = &mut self.partials[slot];
         if p.pieces.len() != count {
             self.partials.remove(slot);
@@ -141,17 +192,57 @@ impl Reassembler {
             self.partials.remove(slot);
             return Err(FragError::TooLarge);
         }
+        if others + charge(count, p.bytes + piece.len()) > room {
+            self.partials.remove(slot);
+            return Err(FragError::NoRoom);
+        }
         p.bytes += piece.len();
         p.received += 1;
-        p.pieces[index] = Some(piece);
+        p.pieces[index] = Some(Bytes::copy_from_slice(&piece));
         if index == 0 {
             p.headers = lp.headers;
+            // Like the piece, the PitToken is a view of the datagram.
+            p.headers.pit_token = p.headers.pit_token.as_deref().map(Bytes::copy_from_slice);
         }
         if p.received < count {
             return Ok(None);
         }
         let done = self.partials.remove(slot);
         finish(done.pieces.into_iter().flatten().collect(), &done.headers).map(Some)
+    }
+}
+
+/// The bytes all of a shell's reassemblers may hold together, and what they
+/// hold now: without it each face is bounded, but a peer spoofing many sources
+/// (one on-demand face each) could hold [`MAX_HELD_PER_FACE`] per face.
+pub(crate) struct Budget {
+    limit: usize,
+    held: usize,
+}
+
+impl Budget {
+    /// A budget of `limit` bytes, none of it used.
+    pub(crate) fn new(limit: usize) -> Self {
+        Budget { limit, held: 0 }
+    }
+
+    /// Runs `f` on a face's reassembler with the room the other faces leave it,
+    /// and charges the budget what the face holds afterwards.
+    pub(crate) fn with<T>(&mut self, r: &mut Reassembler, f: impl FnOnce(&mut Reassembler, usize) -> T) -> T {
+        let others = self.held - r.held();
+        let out = f(r, self.limit.saturating_sub(others));
+        self.held = others + r.held();
+        out
+    }
+
+    /// Returns what a closing face's reassembler held.
+    pub(crate) fn release(&mut self, r: &Reassembler) {
+        self.held -= r.held();
+    }
+
+    /// Bytes held now, by every face together.
+    pub(crate) fn held(&self) -> usize {
+        self.held
     }
 }
 
@@ -218,9 +309,9 @@ mod tests {
         let mut frags = fragments(&pkt, 3, 1000, headers.clone());
         let last = frags.pop().unwrap();
         for f in frags {
-            assert_eq!(r.accept(f, now), Ok(None));
+            assert_eq!(r.accept(f, now, MAX_HELD_PER_FACE), Ok(None));
         }
-        let out = r.accept(last, now).unwrap().unwrap();
+        let out = r.accept(last, now, MAX_HELD_PER_FACE).unwrap().unwrap();
         let lp = LpPacket::decode(&out).unwrap();
         assert_eq!(lp.headers, headers);
         assert_eq!(lp.fragment, Some(pkt));
@@ -237,7 +328,7 @@ mod tests {
         frags.reverse();
         let mut out = None;
         for f in frags {
-            out = r.accept(f, now).unwrap();
+            out = r.accept(f, now, MAX_HELD_PER_FACE).unwrap();
         }
         assert_eq!(out, Some(pkt));
     }
@@ -251,7 +342,7 @@ mod tests {
         let now = Instant::now();
         let mut done = Vec::new();
         for f in [&fa[0], &fb[1], &fa[2], &fb[0], &fa[1]] {
-            done.extend(r.accept(f.clone(), now).unwrap());
+            done.extend(r.accept(f.clone(), now, MAX_HELD_PER_FACE).unwrap());
         }
         assert_eq!(done, vec![b, a]);
     }
@@ -262,24 +353,24 @@ mod tests {
         let frags = fragments(&pkt, 2, 7, LpHeaders::default());
         let mut r = Reassembler::new();
         let now = Instant::now();
-        assert_eq!(r.accept(frags[0].clone(), now), Ok(None));
-        assert_eq!(r.accept(frags[0].clone(), now), Err(FragError::Duplicate));
-        assert_eq!(r.accept(frags[1].clone(), now), Ok(Some(pkt)));
+        assert_eq!(r.accept(frags[0].clone(), now, MAX_HELD_PER_FACE), Ok(None));
+        assert_eq!(r.accept(frags[0].clone(), now, MAX_HELD_PER_FACE), Err(FragError::Duplicate));
+        assert_eq!(r.accept(frags[1].clone(), now, MAX_HELD_PER_FACE), Ok(Some(pkt)));
     }
 
     #[test]
     fn hostile_headers_are_rejected_without_state() {
         let mut r = Reassembler::new();
         let now = Instant::now();
-        assert_eq!(r.accept(frag(5, 3, 3, b"x"), now), Err(FragError::BadIndex));
-        assert_eq!(r.accept(frag(5, 0, u64::MAX, b"x"), now), Err(FragError::TooManyFragments));
-        assert_eq!(r.accept(frag(5, 0, MAX_FRAG_COUNT + 1, b"x"), now), Err(FragError::TooManyFragments));
+        assert_eq!(r.accept(frag(5, 3, 3, b"x"), now, MAX_HELD_PER_FACE), Err(FragError::BadIndex));
+        assert_eq!(r.accept(frag(5, 0, u64::MAX, b"x"), now, MAX_HELD_PER_FACE), Err(FragError::TooManyFragments));
+        assert_eq!(r.accept(frag(5, 0, MAX_FRAG_COUNT + 1, b"x"), now, MAX_HELD_PER_FACE), Err(FragError::TooManyFragments));
         let mut no_seq = frag(5, 0, 2, b"x");
         no_seq.sequence = None;
-        assert_eq!(r.accept(no_seq, now), Err(FragError::NoSequence));
+        assert_eq!(r.accept(no_seq, now, MAX_HELD_PER_FACE), Err(FragError::NoSequence));
         let mut empty = frag(5, 0, 2, b"x");
         empty.fragment = None;
-        assert_eq!(r.accept(empty, now), Err(FragError::NoPayload));
+        assert_eq!(r.accept(empty, now, MAX_HELD_PER_FACE), Err(FragError::NoPayload));
         assert_eq!(r.in_progress(), 0);
     }
 
@@ -287,9 +378,9 @@ mod tests {
     fn mismatched_count_drops_the_packet() {
         let mut r = Reassembler::new();
         let now = Instant::now();
-        assert_eq!(r.accept(frag(100, 0, 3, b"ab"), now), Ok(None));
+        assert_eq!(r.accept(frag(100, 0, 3, b"ab"), now, MAX_HELD_PER_FACE), Ok(None));
         // Same base (101 - 1), different FragCount.
-        assert_eq!(r.accept(frag(101, 1, 4, b"cd"), now), Err(FragError::CountMismatch));
+        assert_eq!(r.accept(frag(101, 1, 4, b"cd"), now, MAX_HELD_PER_FACE), Err(FragError::CountMismatch));
         assert_eq!(r.in_progress(), 0);
     }
 
@@ -298,8 +389,8 @@ mod tests {
         let mut r = Reassembler::new();
         let now = Instant::now();
         let half = vec![0u8; MAX_PACKET_SIZE / 2 + 1];
-        assert_eq!(r.accept(frag(0, 0, 3, &half), now), Ok(None));
-        assert_eq!(r.accept(frag(1, 1, 3, &half), now), Err(FragError::TooLarge));
+        assert_eq!(r.accept(frag(0, 0, 3, &half), now, MAX_HELD_PER_FACE), Ok(None));
+        assert_eq!(r.accept(frag(1, 1, 3, &half), now, MAX_HELD_PER_FACE), Err(FragError::TooLarge));
         assert_eq!(r.in_progress(), 0);
     }
 
@@ -307,9 +398,9 @@ mod tests {
     fn pieces_that_do_not_form_one_element_are_malformed() {
         let mut r = Reassembler::new();
         let now = Instant::now();
-        assert_eq!(r.accept(frag(0, 0, 2, &[6, 5, 1]), now), Ok(None));
-        assert_eq!(r.accept(frag(1, 1, 2, &[2, 3, 4, 5, 6]), now), Err(FragError::Malformed));
-        assert_eq!(r.accept(frag(5, 0, 1, &[6, 1]), now), Err(FragError::Malformed));
+        assert_eq!(r.accept(frag(0, 0, 2, &[6, 5, 1]), now, MAX_HELD_PER_FACE), Ok(None));
+        assert_eq!(r.accept(frag(1, 1, 2, &[2, 3, 4, 5, 6]), now, MAX_HELD_PER_FACE), Err(FragError::Malformed));
+        assert_eq!(r.accept(frag(5, 0, 1, &[6, 1]), now, MAX_HELD_PER_FACE), Err(FragError::Malformed));
     }
 
     #[test]
@@ -318,9 +409,9 @@ mod tests {
         let frags = fragments(&pkt, 2, 50, LpHeaders::default());
         let mut r = Reassembler::new();
         let t0 = Instant::now();
-        assert_eq!(r.accept(frags[0].clone(), t0), Ok(None));
+        assert_eq!(r.accept(frags[0].clone(), t0, MAX_HELD_PER_FACE), Ok(None));
         // The sibling arrives too late: it starts a new packet instead of completing.
-        assert_eq!(r.accept(frags[1].clone(), t0 + REASSEMBLY_TIMEOUT), Ok(None));
+        assert_eq!(r.accept(frags[1].clone(), t0 + REASSEMBLY_TIMEOUT, MAX_HELD_PER_FACE), Ok(None));
         assert_eq!(r.in_progress(), 1);
     }
 
@@ -329,12 +420,86 @@ mod tests {
         let mut r = Reassembler::new();
         let now = Instant::now();
         for i in 0..(MAX_PARTIAL_PACKETS as u64 * 4) {
-            assert_eq!(r.accept(frag(i * 10, 0, 2, &[6, 2]), now), Ok(None));
+            assert_eq!(r.accept(frag(i * 10, 0, 2, &[6, 2]), now, MAX_HELD_PER_FACE), Ok(None));
         }
         assert_eq!(r.in_progress(), MAX_PARTIAL_PACKETS);
         // The oldest were evicted; the newest still completes.
         let newest = (MAX_PARTIAL_PACKETS as u64 * 4 - 1) * 10;
-        assert_eq!(r.accept(frag(newest + 1, 1, 2, &[1, 2]), now), Ok(Some(Bytes::from_static(&[6, 2, 1, 2]))));
-        assert_eq!(r.accept(frag(1, 1, 2, &[1, 2]), now), Ok(None));
+        assert_eq!(r.accept(frag(newest + 1, 1, 2, &[1, 2]), now, MAX_HELD_PER_FACE), Ok(Some(Bytes::from_static(&[6, 2, 1, 2]))));
+        assert_eq!(r.accept(frag(1, 1, 2, &[1, 2]), now, MAX_HELD_PER_FACE), Ok(None));
+    }
+
+    /// A fragment whose payload is `payload`, padded to `datagram` bytes on
+    /// the wire with an ignorable link field, as decoded from that wire.
+    fn padded(seq: u64, index: u64, count: u64, payload: &[u8], datagram: usize) -> LpPacket {
+        let mut fields = Vec::new();
+        // 852: an ignorable field no decoder knows.
+        trajan_wire::tlv::write_tlv(&mut fields, 852, &vec![0; datagram.saturating_sub(payload.len() + 40)]);
+        trajan_wire::tlv::write_tlv(&mut fields, trajan_wire::types::LP_SEQUENCE, &seq.to_be_bytes());
+        trajan_wire::tlv::write_nonneg(&mut fields, trajan_wire::types::LP_FRAG_INDEX, index);
+        trajan_wire::tlv::write_nonneg(&mut fields, trajan_wire::types::LP_FRAG_COUNT, count);
+        write_tlv(&mut fields, trajan_wire::types::LP_FRAGMENT, payload);
+        let mut wire = Vec::new();
+        write_tlv(&mut wire, trajan_wire::types::LP_PACKET, &fields);
+        LpPacket::decode(&Bytes::from(wire)).unwrap()
+    }
+
+    #[test]
+    fn a_piece_holds_its_own_bytes_not_its_datagram() {
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        let lp = padded(0, 0, 2, b"x", 8000);
+        assert!(lp.fragment.as_ref().unwrap().len() == 1);
+        assert_eq!(r.accept(lp, now, MAX_HELD_PER_FACE), Ok(None));
+        assert_eq!(r.held(), charge(2, 1));
+        assert!(r.held() < 1000, "{} bytes held for a 1-byte piece", r.held());
+    }
+
+    #[test]
+    fn a_face_never_holds_more_than_its_bound() {
+        // Every packet in progress at the largest count, each one piece short of
+        // the most bytes a packet may have.
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        let piece = vec![0u8; MAX_PACKET_SIZE / MAX_FRAG_COUNT as usize];
+        for k in 0..MAX_PARTIAL_PACKETS as u64 + 3 {
+            for i in 0..MAX_FRAG_COUNT - 1 {
+                let lp = padded(k * 1000 + i, i, MAX_FRAG_COUNT, &piece, 8000);
+                assert_eq!(r.accept(lp, now, MAX_HELD_PER_FACE), Ok(None));
+                assert!(r.held() <= MAX_HELD_PER_FACE);
+            }
+        }
+        assert_eq!(r.in_progress(), MAX_PARTIAL_PACKETS);
+        assert_eq!(r.held(), MAX_PARTIAL_PACKETS * charge(MAX_FRAG_COUNT as usize, (MAX_FRAG_COUNT as usize - 1) * piece.len()));
+    }
+
+    #[test]
+    fn a_piece_beyond_the_room_given_drops_its_packet() {
+        let mut r = Reassembler::new();
+        let now = Instant::now();
+        // No room for a new packet: nothing is kept.
+        assert_eq!(r.accept(frag(0, 0, 3, b"abc"), now, charge(3, 3) - 1), Err(FragError::NoRoom));
+        assert_eq!((r.in_progress(), r.held()), (0, 0));
+        // Room for the first piece but not the second: the packet goes.
+        assert_eq!(r.accept(frag(10, 0, 3, b"abc"), now, charge(3, 4)), Ok(None));
+        assert_eq!(r.held(), charge(3, 3));
+        assert_eq!(r.accept(frag(11, 1, 3, b"de"), now, charge(3, 4)), Err(FragError::NoRoom));
+        assert_eq!((r.in_progress(), r.held()), (0, 0));
+        // With room, the same pieces complete.
+        assert_eq!(r.accept(frag(20, 0, 3, &[6, 3]), now, charge(3, 5)), Ok(None));
+        assert_eq!(r.accept(frag(21, 1, 3, &[1]), now, charge(3, 5)), Ok(None));
+        assert_eq!(r.accept(frag(22, 2, 3, &[2, 3]), now, charge(3, 5)), Ok(Some(Bytes::from_static(&[6, 3, 1, 2, 3]))));
+        assert_eq!((r.in_progress(), r.held()), (0, 0));
+    }
+
+    #[test]
+    fn expiry_frees_what_a_silent_face_holds() {
+        let mut r = Reassembler::new();
+        let t0 = Instant::now();
+        assert_eq!(r.accept(frag(0, 0, 2, b"ab"), t0, MAX_HELD_PER_FACE), Ok(None));
+        r.expire(t0 + REASSEMBLY_TIMEOUT / 2);
+        assert_eq!(r.held(), charge(2, 2));
+        r.expire(t0 + REASSEMBLY_TIMEOUT);
+        assert_eq!((r.in_progress(), r.held()), (0, 0));
     }
 }

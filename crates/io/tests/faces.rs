@@ -25,6 +25,7 @@ fn config(unix_path: Option<PathBuf>) -> IoConfig {
         stream_queue_bytes: 64 << 10,
         burst: 64,
         hash_ports: None,
+        ..IoConfig::default()
     }
 }
 
@@ -231,6 +232,109 @@ fn fragments_over_udp_are_reassembled() {
     assert_eq!(lp.fragment, Some(packet));
     let c = io.counters(face).unwrap();
     assert_eq!((c.in_packets, c.dropped_in), (4, 1));
+}
+
+/// Polls until `done` holds for the shell itself (at most ~10 s of polls).
+fn poll_io_until(io: &mut Io, events: &mut Vec<IoEvent>, mut done: impl FnMut(&Io, &[IoEvent]) -> bool) {
+    for _ in 0..500 {
+        io.poll(Some(Duration::from_millis(20)), events).unwrap();
+        if done(io, events) {
+            return;
+        }
+    }
+    panic!("condition not reached; events so far: {events:?}");
+}
+
+/// Fragment `index` of 2 of the packet whose first fragment has Sequence `base`.
+fn fragment(base: u64, index: u64, piece: &[u8]) -> Bytes {
+    let lp = LpPacket {
+        sequence: Some(base + index),
+        frag_index: Some(index),
+        frag_count: Some(2),
+        fragment: Some(Bytes::copy_from_slice(piece)),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    lp.encode_into(&mut out);
+    Bytes::from(out)
+}
+
+#[test]
+fn fragments_of_every_face_share_one_budget() {
+    // Room for one 3,100-byte packet in progress, not for the first
+    // fragments of two.
+    let mut io = Io::new(IoConfig { reassembly_bytes: 5000, ..config(None) }).unwrap();
+    let (udp, _) = addrs(&io);
+    let (a, b) = (udp_peer(), udp_peer());
+    let packet = element(3100, 5);
+    let (head, tail) = packet.split_at(3000);
+    let mut events = Vec::new();
+    a.send_to(&fragment(10, 0, head), udp).unwrap();
+    poll_io_until(&mut io, &mut events, |io, _| io.reassembly_held() > 0);
+    let face_a = face_ups(&events)[0].id;
+    b.send_to(&fragment(20, 0, head), udp).unwrap();
+    poll_until(&mut io, &mut events, |ev| face_ups(ev).len() == 2);
+    let face_b = face_ups(&events)[1].id;
+    assert_eq!(io.counters(face_b).unwrap().dropped_in, 1, "no room for b's fragment");
+    assert!(io.reassembly_held() <= 5000);
+
+    // a's packet completes and gives its bytes back; b's then fits.
+    a.send_to(&fragment(10, 1, tail), udp).unwrap();
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, face_a).is_empty());
+    assert_eq!(io.reassembly_held(), 0);
+    for index in 0..2 {
+        b.send_to(&fragment(30, index, [head, tail][index as usize]), udp).unwrap();
+    }
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, face_b).is_empty());
+    assert_eq!(packets_from(&events, face_a), vec![packet.clone()]);
+    assert_eq!(packets_from(&events, face_b), vec![packet.clone()]);
+
+    // A fragment whose siblings never come is given up even if its face falls silent.
+    a.send_to(&fragment(40, 0, head), udp).unwrap();
+    poll_io_until(&mut io, &mut events, |io, _| io.reassembly_held() > 0);
+    poll_io_until(&mut io, &mut events, |io, _| io.reassembly_held() == 0);
+    assert!(io.face(face_a).is_some());
+}
+
+#[test]
+fn new_network_peers_beyond_the_face_limit_are_refused_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nfd.sock");
+    let mut io = Io::new(IoConfig { max_faces: 2, ..config(Some(path.clone())) }).unwrap();
+    let (udp, tcp) = addrs(&io);
+    let mut events = Vec::new();
+    // A face management makes counts toward the limit.
+    let made = udp_peer();
+    let made = io.create_face(&format!("udp4://{}", made.local_addr().unwrap()), Persistency::Persistent).unwrap();
+    let first = udp_peer();
+    first.send_to(&interest("/first"), udp).unwrap();
+    poll_until(&mut io, &mut events, |ev| face_ups(ev).len() == 1);
+    let first_face = face_ups(&events)[0].id;
+
+    // At the limit: a new UDP peer and a new TCP connection are refused...
+    let late = udp_peer();
+    late.send_to(&interest("/late"), udp).unwrap();
+    let mut refused = TcpStream::connect(tcp).unwrap();
+    refused.set_read_timeout(PEER_TIMEOUT).unwrap();
+    poll_io_until(&mut io, &mut events, |io, _| io.stats().face_limit_drops == 2);
+    let closed = refused.read(&mut [0; 1]);
+    assert!(matches!(&closed, Ok(0)) || matches!(&closed, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset), "{closed:?}");
+    // ...while a known peer is still heard, and a local application still connects.
+    first.send_to(&interest("/first/again"), udp).unwrap();
+    poll_until(&mut io, &mut events, |ev| packets_from(ev, first_face).len() == 2);
+    let _app = UnixStream::connect(&path).unwrap();
+    poll_until(&mut io, &mut events, |ev| face_ups(ev).iter().any(|f| f.kind == FaceKind::Unix));
+    assert_eq!(face_ups(&events).len(), 2);
+    assert_eq!(io.faces().count(), 3);
+
+    // Below the limit again, the late peer gets its face.
+    assert!(io.destroy_face(made.id) && io.destroy_face(first_face));
+    late.send_to(&interest("/late/again"), udp).unwrap();
+    poll_until(&mut io, &mut events, |ev| face_ups(ev).len() == 3);
+    let late_face = face_ups(&events).remove(2);
+    assert_eq!(late_face.remote_uri, format!("udp4://{}", late.local_addr().unwrap()));
+    assert_eq!(packets_from(&events, late_face.id), vec![interest("/late/again")]);
+    assert_eq!(io.stats().face_limit_drops, 2);
 }
 
 #[test]

@@ -47,6 +47,11 @@ pub struct FacesConfig {
     pub unix_path: PathBuf,
     pub udp_idle_timeout_s: u64,
     pub stream_queue_bytes: usize,
+    /// Most faces before new network peers are refused (local applications and
+    /// management are always admitted).
+    pub max_faces: usize,
+    /// Bytes all faces may hold in packets being reassembled from fragments.
+    pub reassembly_bytes: usize,
 }
 
 /// Table sizes.
@@ -278,6 +283,8 @@ struct PartialFaces {
     unix_path: Option<PathBuf>,
     udp_idle_timeout_s: Option<u64>,
     stream_queue_bytes: Option<usize>,
+    max_faces: Option<usize>,
+    reassembly_bytes: Option<usize>,
 }
 
 #[derive(Deserialize)]

@@ -155,7 +155,7 @@ impl Management {
                 self.general_status(fwd, &total).encode_value(&mut v);
                 v
             }
-            ("status", "workers") => workers_text(shards),
+            ("status", "workers") => workers_text(shards, io),
             ("faces", "list") => encode_list(&face_list(fwd, io, &self.device_faces, &total)),
             ("fib", "list") => encode_list(&fib_list(fwd)),
             ("rib", "list") => encode_list(&rib_list(rib, now_ms)),
@@ -451,10 +451,11 @@ fn cs_info(fwd: &Forwarder, total: &ShardStats) -> CsInfo {
 /// `status/workers`, Trajan's own dataset: one text line per worker with its
 /// packets (`dispatched`: handed over by the I/O thread; `direct`: read on its own
 /// port of the hash face; `punted`: read there but handed back), exchanges and
-/// shard sizes, then their sum. Text rather than TLV because
+/// shard sizes, then their sum, then the I/O thread's own drops (what no
+/// face could be charged with) and the bytes held for reassembly. Text rather than TLV because
 /// it is for people (`trajan status`) and has no NFD counterpart to stay compatible
 /// with; NFD itself answers it with 501, which tools treat as "no workers".
-fn workers_text(shards: &[ShardStats]) -> Vec<u8> {
+fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
     let line = |who: &str, s: &ShardStats| {
         let p = &s.counters.packets;
         format!(
@@ -485,6 +486,15 @@ fn workers_text(shards: &[ShardStats]) -> Vec<u8> {
         })
         .collect();
     text.push_str(&line("total", &ShardStats::sum(shards)));
+    let s = io.stats();
+    text.push_str(&format!(
+        "io thread: faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} reassembly-bytes={}\n",
+        io.faces().count(),
+        s.unknown_peer_drops,
+        s.corrupt_streams,
+        s.face_limit_drops,
+        io.reassembly_held(),
+    ));
     text.into_bytes()
 }
 

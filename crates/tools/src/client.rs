@@ -21,7 +21,7 @@ use trajan_wire::tlv::frame_len;
 use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, LpPacket, Name, NackReason, MAX_PACKET_SIZE};
 
-use trajan_io::reassembly::Reassembler;
+use trajan_io::reassembly::{Reassembler, MAX_HELD_PER_FACE};
 use trajan_io::HashPorts;
 use crate::transport::{resolve_transport, Transport};
 
@@ -288,7 +288,7 @@ impl Client {
         };
         if lp.is_fragmented() {
             // The forwarder fragmented a packet larger than its UDP MTU (ndnd: 1420 bytes).
-            let whole = match self.reassembler.accept(lp, Instant::now()) {
+            let whole = match self.reassembler.accept(lp, Instant::now(), MAX_HELD_PER_FACE) {
                 Ok(Some(whole)) => whole,
                 Ok(None) => return None,
                 Err(_) => {

@@ -168,6 +168,45 @@ fn malformed_barrage_then_normal_fetch() {
     let _ = producer.kill();
 }
 
+/// `faces.max_faces = 0`: no peer on the network gets a face, each refusal is
+/// counted in `trajan status`, and local applications are served as before.
+#[test]
+fn a_router_at_its_face_limit_refuses_network_peers_but_serves_local_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("limit.toml");
+    std::fs::write(&cfg, "[faces]\nmax_faces = 0\n").unwrap();
+    let r = Router::start_with(&["--config", cfg.to_str().unwrap()]);
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let interest = [0x05, 0x05, 0x07, 0x03, 0x08, 0x01, 0x61];
+    let drops = |r: &Router| -> u64 {
+        let o = r.tool(&["status"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        out.split_whitespace().find_map(|w| w.strip_prefix("face-limit-drops=")).unwrap_or_else(|| panic!("no face-limit-drops in {out}")).parse().unwrap()
+    };
+    let mut refused = 0;
+    for _ in 0..50 {
+        udp.send_to(&interest, ("127.0.0.1", r.port)).unwrap();
+        refused = drops(&r);
+        if refused > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(refused > 0, "{}", r.log());
+    let o = r.tool(&["face", "list"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("udp4://127.0.0.1:"), "{}", text(&o));
+
+    let file = random_file(r.dir.path(), 20_000, 4);
+    let mut producer = r.spawn_tool(&["put", "/local/only", file.to_str().unwrap()]);
+    wait_ready_line(&mut producer);
+    let out = r.dir.path().join("local.bin");
+    let o = r.tool(&["get", "/local/only", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", text(&o), r.log());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
+    let _ = producer.kill();
+}
+
 #[test]
 fn sigterm_shuts_down_cleanly() {
     let mut r = Router::start();
