@@ -67,6 +67,17 @@ struct Face {
     link: Link,
 }
 
+impl Face {
+    /// Bytes a stream face has queued and not yet written (0 for a UDP face,
+    /// whose packets wait in its channel's queue).
+    fn stream_queued(&self) -> usize {
+        match &self.link {
+            Link::Stream(conn) => conn.queued(),
+            Link::Udp { .. } => 0,
+        }
+    }
+}
+
 /// Why a stream face is being driven.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Drive {
@@ -129,6 +140,10 @@ pub struct Io {
     stats: IoStats,
     /// What the faces' reassemblers hold, against [`IoConfig::reassembly_bytes`].
     reassembly: Budget,
+    /// Bytes queued for sending on every face, against [`IoConfig::queue_bytes`]:
+    /// added as `send` queues a packet, taken off as it is written, dropped, or
+    /// its stream face closes.
+    queued: usize,
     // Scratch space kept between calls to avoid allocating per poll.
     readiness: Vec<(Token, bool, bool)>,
     ready_now: HashSet<Token>,
@@ -200,6 +215,7 @@ impl Io {
             next_sweep: Instant::now() + sweep_interval(&cfg),
             stats: IoStats::default(),
             reassembly: Budget::new(cfg.reassembly_bytes),
+            queued: 0,
             readiness: Vec::new(),
             ready_now: HashSet::new(),
             datagrams: Vec::new(),
@@ -338,10 +354,11 @@ impl Io {
     pub fn send(&mut self, face: FaceId, pkt: Bytes) {
         let Some(f) = self.faces.get_mut(&face) else { return };
         let limit = self.cfg.stream_queue_bytes;
-        if pkt.len() > MAX_FRAME_SIZE {
+        if pkt.len() > MAX_FRAME_SIZE || self.queued + pkt.len() > self.cfg.queue_bytes {
             f.counters.dropped_out += 1;
             return;
         }
+        let len = pkt.len();
         match &mut f.link {
             Link::Udp { home, remote, queued, ports, .. } => {
                 if *queued + pkt.len() > limit {
@@ -351,12 +368,16 @@ impl Io {
                 *queued += pkt.len();
                 let to = HashPorts { base: *remote, count: *ports }.addr_for(&pkt);
                 self.udp[*home].tx.push_back(Outgoing { face, to, pkt });
+                self.queued += len;
             }
             Link::Stream(conn) => {
                 let was_writing = conn.can_write();
                 if !conn.enqueue(pkt, limit) {
                     f.counters.dropped_out += 1;
-                } else if !was_writing && conn.can_write() {
+                    return;
+                }
+                self.queued += len;
+                if !was_writing && conn.can_write() {
                     self.dirty.push(face);
                 }
             }
@@ -452,6 +473,12 @@ impl Io {
     /// Drops that no face could be charged with.
     pub fn stats(&self) -> &IoStats {
         &self.stats
+    }
+
+    /// Bytes queued for sending on every face together, at most
+    /// [`IoConfig::queue_bytes`].
+    pub fn queued_bytes(&self) -> usize {
+        self.queued
     }
 
     /// Bytes every face's fragments of unfinished packets hold together,
@@ -698,6 +725,8 @@ impl Io {
                 }
             };
             for (i, o) in ch.tx.drain(..sent + dropped).enumerate() {
+                // Taken off the total whether or not the face is still there.
+                self.queued -= o.pkt.len();
                 let Some(Face { counters, link: Link::Udp { queued, .. }, .. }) = self.faces.get_mut(&o.face) else { continue };
                 *queued -= o.pkt.len();
                 if i < sent {
@@ -717,7 +746,12 @@ impl Io {
     fn drive_stream(&mut self, id: FaceId, why: Drive, now: Instant, events: &mut Vec<IoEvent>) -> bool {
         let mut frames = mem::take(&mut self.frames);
         let outcome = match self.faces.get_mut(&id) {
-            Some(face) => drive(id, face, why, self.cfg.burst.max(1), self.poll.registry(), now, &mut frames, &mut self.reassembly, events),
+            Some(face) => {
+                let before = face.stream_queued();
+                let outcome = drive(id, face, why, self.cfg.burst.max(1), self.poll.registry(), now, &mut frames, &mut self.reassembly, events);
+                self.queued -= before - face.stream_queued();
+                outcome
+            }
             None => Ok(false),
         };
         self.frames = frames;
@@ -741,6 +775,9 @@ impl Io {
     fn close_face(&mut self, id: FaceId, events: Option<&mut Vec<IoEvent>>) {
         let Some(mut face) = self.faces.remove(&id) else { return };
         self.reassembly.release(&face.reassembler);
+        // A closed UDP face's packets stay in its channel's queue until sent or
+        // dropped there; a stream face's go with it.
+        self.queued -= face.stream_queued();
         match &mut face.link {
             Link::Udp { channel, remote, ports, .. } => {
                 for key in self.udp_keys(*channel, *remote, *ports) {

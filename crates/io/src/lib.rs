@@ -219,6 +219,10 @@ pub struct IoConfig {
     /// Per-face bound on bytes queued for sending; packets beyond it are dropped
     /// and counted, so one slow peer cannot take the router's memory.
     pub stream_queue_bytes: usize,
+    /// Bound on bytes queued for sending on all faces together: many peers that
+    /// stop reading would otherwise each hold `stream_queue_bytes`. Packets
+    /// beyond it are dropped and counted on their face like a full queue.
+    pub queue_bytes: usize,
     /// Most packets read from one ready socket per [`Io::poll`], so one busy peer
     /// cannot starve the others.
     pub burst: usize,
@@ -248,6 +252,7 @@ impl Default for IoConfig {
             unix_path: Some(PathBuf::from("/run/nfd/nfd.sock")),
             udp_idle_timeout: Duration::from_secs(600),
             stream_queue_bytes: 1 << 20,
+            queue_bytes: 256 << 20,
             burst: 64,
             max_faces: 16_384,
             reassembly_bytes: 16 << 20,

@@ -144,6 +144,11 @@ impl StreamConn {
         true
     }
 
+    /// Bytes queued and not yet written.
+    pub(crate) fn queued(&self) -> usize {
+        self.tx_bytes
+    }
+
     /// The socket reported room again after a write had filled it.
     pub(crate) fn mark_writable(&mut self) {
         self.blocked = false;

@@ -593,14 +593,8 @@ fn a_peer_that_never_reads_does_not_block_others() {
 
     // Fill the kernel buffers and then the bounded queue.
     let big = element(8000, 6);
-    let mut attempts = 0u64;
-    while io.counters(slow).unwrap().dropped_out == 0 && attempts < 20_000 {
-        io.send(slow, big.clone());
-        io.flush();
-        attempts += 1;
-    }
+    let attempts = fill_queue(&mut io, slow, &big);
     let c = io.counters(slow).unwrap().clone();
-    assert!(c.dropped_out > 0, "queue bound never reached after {attempts} packets");
     assert!(c.out_packets < attempts);
 
     // Delivery to and from the other face goes on.
@@ -641,6 +635,61 @@ fn a_peer_that_never_reads_does_not_block_others() {
     assert_eq!(c.out_bytes, c.out_packets * big.len() as u64);
     io.destroy_face(slow);
     assert_eq!(reader.join().unwrap(), c.out_bytes);
+}
+
+/// Sends `pkt` to `face` until its queue refuses one; returns how many were sent.
+fn fill_queue(io: &mut Io, face: FaceId, pkt: &Bytes) -> u64 {
+    let mut attempts = 0u64;
+    while io.counters(face).unwrap().dropped_out == 0 && attempts < 20_000 {
+        io.send(face, pkt.clone());
+        io.flush();
+        attempts += 1;
+    }
+    assert!(io.counters(face).unwrap().dropped_out > 0, "queue bound never reached after {attempts} packets");
+    attempts
+}
+
+#[test]
+fn stalled_peers_share_one_bound_on_queued_bytes() {
+    // Each face may queue 64 KiB, all of them together less than two faces' worth.
+    let total = 100_000;
+    let mut io = Io::new(IoConfig { queue_bytes: total, ..config(None) }).unwrap();
+    let (_, tcp) = addrs(&io);
+    let mut events = Vec::new();
+    let _a = TcpStream::connect(tcp).unwrap();
+    let a = accept_face(&mut io, &mut events).id;
+    events.clear();
+    let _b = TcpStream::connect(tcp).unwrap();
+    let b = accept_face(&mut io, &mut events).id;
+    let big = element(8000, 3);
+
+    fill_queue(&mut io, a, &big);
+    let held_by_a = io.queued_bytes();
+    assert!(held_by_a > 64_000 - 8000 && held_by_a <= 64 << 10, "{held_by_a}");
+    fill_queue(&mut io, b, &big);
+    assert!(io.queued_bytes() <= total, "{} queued", io.queued_bytes());
+    assert!(io.queued_bytes() - held_by_a < 64_000 - 8000, "b was refused by the shared bound, not its own");
+
+    // Closing a face gives its share back.
+    assert!(io.destroy_face(a));
+    let held_by_b = io.queued_bytes();
+    assert!(held_by_b > 0 && held_by_b < held_by_a);
+    let dropped = io.counters(b).unwrap().dropped_out;
+    io.send(b, big.clone());
+    io.flush();
+    assert_eq!(io.counters(b).unwrap().dropped_out, dropped);
+    assert_eq!(io.queued_bytes(), held_by_b + big.len());
+    assert!(io.destroy_face(b));
+    assert_eq!(io.queued_bytes(), 0);
+
+    // UDP packets count until their channel sends them.
+    let peer = udp_peer();
+    let face = io.create_face(&format!("udp4://{}", peer.local_addr().unwrap()), Persistency::Persistent).unwrap().id;
+    io.send(face, big.clone());
+    assert_eq!(io.queued_bytes(), big.len());
+    io.flush();
+    assert_eq!(io.queued_bytes(), 0);
+    assert_eq!(peer.recv(&mut [0; 9000]).unwrap(), big.len());
 }
 
 #[test]

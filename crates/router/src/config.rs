@@ -47,6 +47,8 @@ pub struct FacesConfig {
     pub unix_path: PathBuf,
     pub udp_idle_timeout_s: u64,
     pub stream_queue_bytes: usize,
+    /// Most bytes queued for sending on all faces together.
+    pub queue_bytes: usize,
     /// Most faces before new network peers are refused (local applications and
     /// management are always admitted).
     pub max_faces: usize,
@@ -283,6 +285,7 @@ struct PartialFaces {
     unix_path: Option<PathBuf>,
     udp_idle_timeout_s: Option<u64>,
     stream_queue_bytes: Option<usize>,
+    queue_bytes: Option<usize>,
     max_faces: Option<usize>,
     reassembly_bytes: Option<usize>,
 }

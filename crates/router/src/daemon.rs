@@ -86,6 +86,7 @@ impl Daemon {
             unix_path: (!cfg.faces.unix_path.as_os_str().is_empty()).then(|| cfg.faces.unix_path.clone()),
             udp_idle_timeout: Duration::from_secs(cfg.faces.udp_idle_timeout_s),
             stream_queue_bytes: cfg.faces.stream_queue_bytes,
+            queue_bytes: cfg.faces.queue_bytes,
             max_faces: cfg.faces.max_faces,
             reassembly_bytes: cfg.faces.reassembly_bytes,
             // One port per worker; with a single worker the I/O thread reads it.

@@ -452,7 +452,7 @@ fn cs_info(fwd: &Forwarder, total: &ShardStats) -> CsInfo {
 /// packets (`dispatched`: handed over by the I/O thread; `direct`: read on its own
 /// port of the hash face; `punted`: read there but handed back), exchanges and
 /// shard sizes, then their sum, then the I/O thread's own drops (what no
-/// face could be charged with) and the bytes held for reassembly. Text rather than TLV because
+/// face could be charged with) and the bytes held in send queues and for reassembly. Text rather than TLV because
 /// it is for people (`trajan status`) and has no NFD counterpart to stay compatible
 /// with; NFD itself answers it with 501, which tools treat as "no workers".
 fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
@@ -488,11 +488,12 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
     text.push_str(&line("total", &ShardStats::sum(shards)));
     let s = io.stats();
     text.push_str(&format!(
-        "io thread: faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} reassembly-bytes={}\n",
+        "io thread: faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} queued-bytes={} reassembly-bytes={}\n",
         io.faces().count(),
         s.unknown_peer_drops,
         s.corrupt_streams,
         s.face_limit_drops,
+        io.queued_bytes(),
         io.reassembly_held(),
     ));
     text.into_bytes()
