@@ -261,6 +261,7 @@ fn finish(pieces: Vec<Bytes>, headers: &LpHeaders) -> Result<Bytes, FragError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use trajan_wire::tlv::write_tlv;
 
     fn packet(len: usize) -> Bytes {
@@ -501,5 +502,52 @@ mod tests {
         assert_eq!(r.held(), charge(2, 2));
         r.expire(t0 + REASSEMBLY_TIMEOUT);
         assert_eq!((r.in_progress(), r.held()), (0, 0));
+    }
+
+    /// One fragment a face receives in the property test below.
+    #[derive(Debug, Clone)]
+    struct Arrival {
+        face: usize,
+        /// Which of a few packets in flight (so that siblings meet).
+        packet: u64,
+        index: u64,
+        count: u64,
+        len: usize,
+        /// Milliseconds since the previous arrival.
+        later_ms: u64,
+    }
+
+    fn arrival() -> impl Strategy<Value = Arrival> {
+        (0..3usize, 0..20u64, 0..4u64, prop_oneof![Just(2u64), Just(3), Just(4), 1..=MAX_FRAG_COUNT], 0..3000usize, prop_oneof![Just(0u64), 0..200u64, Just(600)])
+            .prop_map(|(face, packet, index, count, len, later_ms)| Arrival { face, packet, index: index % count, count, len, later_ms })
+    }
+
+    proptest! {
+        /// Faces sharing one budget, fed fragments of many packets, some
+        /// completing, some duplicated, some contradicting, some late:
+        /// together they never hold more than the budget, each never more than
+        /// its own bound, and the budget's count is always what the faces hold.
+        #[test]
+        fn faces_sharing_a_budget_stay_within_it(limit in 0..400_000usize, arrivals in proptest::collection::vec(arrival(), 1..400)) {
+            let mut faces: Vec<Reassembler> = (0..3).map(|_| Reassembler::new()).collect();
+            let mut budget = Budget::new(limit);
+            let mut now = Instant::now();
+            for a in arrivals {
+                now += Duration::from_millis(a.later_ms);
+                let lp = frag(a.packet * 1000 + a.index, a.index, a.count, &vec![7; a.len]);
+                let out = budget.with(&mut faces[a.face], |r, room| r.accept(lp, now, room));
+                if let Ok(Some(pkt)) = out {
+                    prop_assert!(pkt.len() <= MAX_PACKET_SIZE);
+                }
+                prop_assert_eq!(budget.held(), faces.iter().map(Reassembler::held).sum::<usize>());
+                prop_assert!(budget.held() <= limit, "{} held of {}", budget.held(), limit);
+                prop_assert!(faces.iter().all(|r| r.held() <= MAX_HELD_PER_FACE));
+            }
+            now += REASSEMBLY_TIMEOUT;
+            for r in &mut faces {
+                budget.with(r, |r, _| r.expire(now));
+            }
+            prop_assert_eq!(budget.held(), 0);
+        }
     }
 }
