@@ -26,6 +26,11 @@ pub struct EngineConfig {
     pub cs_capacity: usize,
     /// Most pending Interests; beyond it new Interests are dropped and counted.
     pub pit_capacity: usize,
+    /// Longest an Interest stays pending, whatever its InterestLifetime asks
+    /// (a 64-bit number of milliseconds): without a bound, a sender could fill
+    /// the PIT with entries that never expire, and no new Interest would pass
+    /// again. The Interest goes upstream with its lifetime unchanged.
+    pub max_lifetime_ms: u64,
     /// How long a satisfied or expired Interest's Nonce is remembered for loop detection.
     pub dead_nonce_lifetime_ms: u64,
     /// Most remembered dead Nonces.
@@ -41,6 +46,7 @@ impl Default for EngineConfig {
         EngineConfig {
             cs_capacity: 65536,
             pit_capacity: 1 << 20,
+            max_lifetime_ms: 3_600_000,
             dead_nonce_lifetime_ms: 6000,
             dead_nonce_capacity: 1 << 16,
             seed: 0x7a1a_u64,
@@ -222,6 +228,8 @@ pub struct Forwarder<F: FibSource = Fib> {
     pub strategies: LpmTable<StrategyKind>,
     pub faces: FaceTable,
     pub counters: ForwarderCounters,
+    /// [`EngineConfig::max_lifetime_ms`].
+    max_lifetime_ms: u64,
     /// The hash of every exact-match table (PCCT, dead nonce list).
     names: NameHasher,
     rng: fastrand::Rng,
@@ -271,6 +279,7 @@ impl<F: FibSource> Forwarder<F> {
             strategies,
             faces: FaceTable::default(),
             counters: ForwarderCounters::default(),
+            max_lifetime_ms: cfg.max_lifetime_ms,
             names,
             rng: fastrand::Rng::with_seed(cfg.seed),
             parsed: Vec::with_capacity(64),
@@ -542,7 +551,7 @@ impl<F: FibSource> Forwarder<F> {
             }
         };
         let entry = self.pcct.pit.get_mut(id).expect("just found or inserted");
-        let expiry = now.saturating_add(interest.lifetime());
+        let expiry = now.saturating_add(interest.lifetime().min(self.max_lifetime_ms));
         // A new entry has no records: no Nonce of it can have looped.
         if inserted {
             entry.add_first_in_record(ingress, nonce, expiry, lp.pit_token.clone());

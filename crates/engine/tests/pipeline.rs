@@ -359,16 +359,48 @@ fn multicast_forwards_to_every_next_hop() {
 }
 
 /// An InterestLifetime is any 64-bit number: the largest keeps its entry
-/// until the end of time, not (wrapping around) for no time at all.
+/// for the longest time the router allows, not (wrapping around) for no time
+/// at all, and not for ever (a PIT full of entries that never expire would
+/// pass no new Interest again). It goes upstream as it came.
 #[test]
-fn the_longest_interest_lifetime_does_not_wrap_around() {
+fn the_longest_interest_lifetime_does_not_wrap_around_and_is_bounded() {
     let mut f = forwarder();
+    let max = EngineConfig::default().max_lifetime_ms;
     let mut i = interest("/a/long", 1);
     i.lifetime_ms = Some(u64::MAX);
-    assert_eq!(run(&mut f, 10, vec![(CONSUMER, i.encode())]).len(), 1);
-    f.tick(1 << 40);
+    let out = run(&mut f, 10, vec![(CONSUMER, i.encode())]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(Interest::decode(&out[0].pkt).unwrap().lifetime_ms, Some(u64::MAX));
+    f.tick(10 + max - 1);
     assert_eq!(f.pcct.pit.len(), 1);
-    assert_eq!(run(&mut f, 1 << 40, vec![(PRODUCER, data("/a/long", None))]).len(), 1);
+    assert_eq!(run(&mut f, 10 + max - 1, vec![(PRODUCER, data("/a/long", None))]).len(), 1);
+
+    let mut i = interest("/a/longer", 2);
+    i.lifetime_ms = Some(u64::MAX);
+    run(&mut f, 0, vec![(CONSUMER, i.encode())]);
+    f.tick(max);
+    assert_eq!((f.pcct.pit.len(), f.counters.unsatisfied_interests), (0, 1));
+}
+
+#[test]
+fn the_bound_on_lifetimes_is_configurable_and_shorter_ones_are_kept() {
+    let mut f = Forwarder::new(&EngineConfig { max_lifetime_ms: 500, ..Default::default() }, 0);
+    f.add_face(CONSUMER, FaceMeta { point_to_point: true, ..Default::default() });
+    f.add_face(PRODUCER, FaceMeta { point_to_point: true, ..Default::default() });
+    f.fib.add_nexthop(&name("/a"), PRODUCER, 10);
+    let mut long = interest("/a/capped", 1);
+    long.lifetime_ms = Some(10_000);
+    let mut short = interest("/a/short", 2);
+    short.lifetime_ms = Some(300);
+    run(&mut f, 0, vec![(CONSUMER, long.encode()), (CONSUMER, short.encode())]);
+    f.tick(299);
+    assert_eq!(f.pcct.pit.len(), 2);
+    f.tick(300);
+    assert_eq!(f.pcct.pit.len(), 1);
+    f.tick(499);
+    assert_eq!(f.pcct.pit.len(), 1);
+    f.tick(500);
+    assert_eq!((f.pcct.pit.len(), f.counters.unsatisfied_interests), (0, 2));
 }
 
 #[test]

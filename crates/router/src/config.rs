@@ -62,6 +62,7 @@ pub struct FacesConfig {
 pub struct TablesConfig {
     pub cs_capacity: usize,
     pub pit_capacity: usize,
+    pub max_interest_lifetime_ms: u64,
     pub dead_nonce_lifetime_ms: u64,
     /// FIB structure: `hash`, `pbf` or `pbf-exp` (Caesar's variants, for side-by-side runs).
     pub fib_variant: String,
@@ -296,6 +297,7 @@ struct PartialFaces {
 struct PartialTables {
     cs_capacity: Option<usize>,
     pit_capacity: Option<usize>,
+    max_interest_lifetime_ms: Option<u64>,
     dead_nonce_lifetime_ms: Option<u64>,
     fib_variant: Option<String>,
 }

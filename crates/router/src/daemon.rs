@@ -492,6 +492,7 @@ fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: imp
     let engine_cfg = EngineConfig {
         cs_capacity: cfg.tables.cs_capacity.div_ceil(shards),
         pit_capacity: cfg.tables.pit_capacity.div_ceil(shards),
+        max_lifetime_ms: cfg.tables.max_interest_lifetime_ms,
         dead_nonce_lifetime_ms: cfg.tables.dead_nonce_lifetime_ms,
         fib_variant: cfg.tables.fib_variant.parse().expect("validated when the configuration was loaded"),
         seed: EngineConfig::default().seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15),
