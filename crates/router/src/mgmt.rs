@@ -5,8 +5,9 @@
 //! Requests arrive as Interests the engine routed to face 1, wrapped in an LpPacket
 //! carrying IncomingFaceId. Replies are DigestSha256-signed Data named exactly as the
 //! Interest (commands) or `<name>/v=<ms>/seg=<n>` (datasets), which the daemon feeds
-//! back into the engine. Command signatures are not verified: commands are accepted
-//! only from local faces, which is the trust boundary NFD's default config also uses.
+//! back into the engine. Command signatures are not verified: commands and datasets
+//! alike are answered only on local faces (a neighbour's `/localhop/nfd` request
+//! gets 403), which is the trust boundary NFD's default config also uses.
 //!
 //! With several workers, `fwd` is the daemon's control replica: commands change it
 //! as they would the single engine, then the resulting state of what they touched
@@ -23,7 +24,7 @@ use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::mgmt::{
     encode_list, parse_request, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry, ForwarderStatus,
-    MgmtScope, NextHopRecord, Record, RibEntry, Route as RouteRecord, Strategy, StrategyChoice,
+    NextHopRecord, Record, RibEntry, Route as RouteRecord, Strategy, StrategyChoice,
 };
 use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name};
@@ -95,7 +96,13 @@ impl Management {
             Ok(r) => r,
             Err(_) => return Some(reply(&interest.name, ControlResponse::error(400, "Malformed command"))),
         };
-        let local = fwd.faces.get(ingress).is_some_and(|f| f.local);
+        // Only local faces (applications on this host, loopback peers) manage
+        // the router or read its state, as in NFD: a neighbour's `/localhop`
+        // request would otherwise learn every face's address and route, and
+        // each new dataset version costs the control thread a pass over them.
+        if !fwd.faces.get(ingress).is_some_and(|f| f.local) {
+            return Some(reply(&interest.name, ControlResponse::error(403, "Management is open only to local faces")));
+        }
         let Some(params) = req.params else {
             let stats = match workers {
                 Some(w) => w.stats(),
@@ -103,9 +110,6 @@ impl Management {
             };
             return self.dataset(&interest.name, &req.module, &req.verb, now_ms, fwd, rib, io, &stats);
         };
-        if req.scope == MgmtScope::Localhop && !local {
-            return Some(reply(&interest.name, ControlResponse::error(403, "Commands are accepted only from local faces")));
-        }
         let resp = match (req.module.as_str(), req.verb.as_str()) {
             ("rib", "register") => rib_register(params, ingress, now_ms, fwd, rib),
             ("rib", "unregister") => rib_unregister(params, ingress, fwd, rib),
@@ -520,4 +524,65 @@ fn strategy_list(fwd: &Forwarder) -> Vec<StrategyChoice> {
             strategy: Strategy { name: kind.name().parse().expect("static strategy names parse") },
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trajan_engine::{EngineConfig, FaceMeta};
+    use trajan_io::IoConfig;
+    use trajan_wire::mgmt::{command_name, dataset_name, MgmtScope};
+    use trajan_wire::Data;
+
+    const LOCAL: u32 = 300;
+    const NEIGHBOUR: u32 = 301;
+
+    struct Router {
+        mgmt: Management,
+        fwd: Forwarder,
+        rib: Rib,
+        io: Io,
+    }
+
+    impl Router {
+        fn new() -> Router {
+            let mut fwd = Forwarder::new(&EngineConfig::default(), 0);
+            fwd.add_face(LOCAL, FaceMeta { local: true, point_to_point: true, ..Default::default() });
+            fwd.add_face(NEIGHBOUR, FaceMeta { point_to_point: true, ..Default::default() });
+            let io = Io::new(IoConfig { udp_listen: vec![], tcp_listen: vec![], unix_path: None, ..IoConfig::default() }).unwrap();
+            Router { mgmt: Management::new(), fwd, rib: Rib::new(0), io }
+        }
+
+        /// The reply to an Interest for `name` from `face`, as the engine hands it over.
+        fn ask(&mut self, face: u32, name: Name) -> Data {
+            let headers = LpHeaders { incoming_face_id: Some(face.into()), ..Default::default() };
+            let pkt = LpPacket::wrap(&Interest::new(name).encode(), &headers);
+            let reply = self.mgmt.handle(&pkt, 0, &mut self.fwd, &mut self.rib, &mut self.io, None).expect("a reply");
+            Data::decode(&LpPacket::decode(&reply).unwrap().fragment.unwrap()).unwrap()
+        }
+    }
+
+    fn status(data: &Data) -> Option<u32> {
+        ControlResponse::decode(&data.content_bytes()).ok().map(|r| r.status_code)
+    }
+
+    /// As in NFD, only local faces manage the router or read its state: a
+    /// neighbour's `/localhop/nfd` request is refused, commands and datasets
+    /// alike, while a local application may use either scope.
+    #[test]
+    fn only_local_faces_manage_the_router_or_read_its_state() {
+        let mut r = Router::new();
+        let faces = dataset_name(MgmtScope::Localhop, "faces", "list");
+        let answer = r.ask(LOCAL, faces.clone());
+        assert_eq!(answer.name().len(), faces.len() + 2, "a dataset segment: {}", answer.name());
+        assert_eq!(status(&r.ask(NEIGHBOUR, faces)), Some(403));
+        // Not a later segment of a version made for a local face either.
+        assert_eq!(status(&r.ask(NEIGHBOUR, answer.name().clone())), Some(403));
+
+        let params = ControlParameters { name: Some("/from/afar".parse().unwrap()), ..Default::default() };
+        assert_eq!(status(&r.ask(NEIGHBOUR, command_name(MgmtScope::Localhop, "rib", "register", &params))), Some(403));
+        assert_eq!(r.rib.iter().count(), 0);
+        assert_eq!(status(&r.ask(LOCAL, command_name(MgmtScope::Localhop, "rib", "register", &params))), Some(200));
+        assert_eq!(r.rib.iter().count(), 1);
+    }
 }

@@ -410,6 +410,13 @@ impl Client {
         first.lifetime_ms = Some(COMMAND_TIMEOUT.as_millis() as u64);
         let what = format!("dataset {module}/{verb}");
         let mut data = self.expect_data(&first, &what)?;
+        // A refusal (a non-local face) or an unknown dataset is a ControlResponse
+        // named as the Interest.
+        if data.name() == &prefix {
+            if let Ok(r) = ControlResponse::decode(&data.content_bytes()) {
+                bail!("{what}: refused by the forwarder: {} {}", r.status_code, r.status_text);
+            }
+        }
         let n = data.name().len();
         let versioned = (n == prefix.len() + 2 && data.name().segment().is_some())
             .then(|| data.name().prefix(n - 1))
@@ -598,8 +605,8 @@ mod tests {
     }
 
     /// A scripted forwarder on a Unix socket: answers a command, a two-segment
-    /// dataset (FinalBlockId only on the last, as NFD does), a Nack and, split
-    /// across writes, a Data wrapped in an LpPacket.
+    /// dataset (FinalBlockId only on the last, as NFD does), a Nack, split
+    /// across writes a Data wrapped in an LpPacket, and a dataset with a refusal.
     #[test]
     fn talks_to_a_scripted_forwarder() {
         let dir = tempfile::tempdir().unwrap();
@@ -650,6 +657,10 @@ mod tests {
             s.flush().unwrap();
             std::thread::sleep(Duration::from_millis(20));
             s.write_all(&out[5..]).unwrap();
+            // 5. a dataset refused, as a forwarder answers a non-local face
+            let i5 = next_interest(&mut s, &mut rx);
+            let refusal = ControlResponse::error(403, "Management is open only to local faces").encode();
+            s.write_all(&DataBuilder::new(i5.name.clone()).build(&refusal)).unwrap();
         });
         let mut c = Client::connect(&Transport::Unix(path)).unwrap();
         let body = c.register(&"/p".parse().unwrap()).unwrap();
@@ -662,6 +673,8 @@ mod tests {
             Reply::Data(d) => assert_eq!(d.content(), b"lp"),
             other => panic!("{other:?}"),
         }
+        let refused = c.dataset("fib", "list").unwrap_err().to_string();
+        assert!(refused.contains("refused by the forwarder: 403 Management is open only to local faces"), "{refused}");
         server.join().unwrap();
         assert_eq!(c.malformed, 0);
     }
