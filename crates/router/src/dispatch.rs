@@ -55,6 +55,10 @@ pub const SHORT_PREFIX_TTL_MS: u64 = 60_000;
 #[derive(Debug, Default)]
 pub struct ShortPrefixes {
     owners: HashMap<u32, (usize, u64)>,
+    /// While the table is full: the earliest time (ms) any entry may have aged
+    /// out, before which a pass over it would free nothing. A flood of new
+    /// short names then costs no pass each.
+    sweep_at: u64,
 }
 
 impl ShortPrefixes {
@@ -63,13 +67,20 @@ impl ShortPrefixes {
         if !keys.interest || keys.hashed >= DISPATCH_COMPONENTS {
             return;
         }
-        if self.owners.len() >= MAX_SHORT_PREFIXES {
+        let key = keys.key();
+        // A name already remembered is refreshed even when the table is full.
+        if self.owners.len() >= MAX_SHORT_PREFIXES && !self.owners.contains_key(&key) {
+            if now_ms < self.sweep_at {
+                return;
+            }
             self.owners.retain(|_, (_, seen)| now_ms.saturating_sub(*seen) < SHORT_PREFIX_TTL_MS);
+            let oldest = self.owners.values().map(|&(_, seen)| seen).min();
+            self.sweep_at = oldest.map_or(0, |seen| seen.saturating_add(SHORT_PREFIX_TTL_MS));
             if self.owners.len() >= MAX_SHORT_PREFIXES {
                 return;
             }
         }
-        self.owners.insert(keys.key(), (worker, now_ms));
+        self.owners.insert(key, (worker, now_ms));
     }
 
     /// Other workers that should also get this Data: those holding a short Interest
@@ -127,5 +138,30 @@ mod tests {
         assert!(extra.is_empty());
         short.extra_owners(&d, wd, now + SHORT_PREFIX_TTL_MS, &mut extra);
         assert!(extra.is_empty());
+    }
+
+    /// A full table still refreshes the names it holds, takes no new one until
+    /// an entry has aged out, and then makes room.
+    #[test]
+    fn a_full_table_refreshes_what_it_holds_and_ages_out_the_rest() {
+        let mut short = ShortPrefixes::default();
+        for n in 0..MAX_SHORT_PREFIXES {
+            short.note_interest(&keys(&format!("/k{n}"), true), 1, 0);
+        }
+        assert_eq!(short.owners.len(), MAX_SHORT_PREFIXES);
+        let late = SHORT_PREFIX_TTL_MS - 1;
+        short.note_interest(&keys("/k0", true), 2, late);
+        short.note_interest(&keys("/new", true), 3, late);
+        assert_eq!(short.owners.get(&keys("/k0", true).key()), Some(&(2, late)));
+        assert!(!short.owners.contains_key(&keys("/new", true).key()));
+
+        // Every entry but the refreshed one has aged out: the new name fits.
+        let mut extra = Vec::new();
+        short.note_interest(&keys("/new", true), 3, SHORT_PREFIX_TTL_MS);
+        assert_eq!(short.owners.len(), 2);
+        short.extra_owners(&keys("/k0/x/y", false), 0, SHORT_PREFIX_TTL_MS, &mut extra);
+        assert_eq!(extra, vec![2]);
+        short.extra_owners(&keys("/new/x/y", false), 0, SHORT_PREFIX_TTL_MS, &mut extra);
+        assert_eq!(extra, vec![3]);
     }
 }
