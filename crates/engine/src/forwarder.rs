@@ -187,6 +187,11 @@ fn prefetch_answers(pcct: &Pcct, parsed: &[(usize, Parsed)]) {
     }
 }
 
+/// Delegations of a ForwardingHint looked up in the FIB, in order; the rest
+/// are ignored, as NDN-DPDK does: a hint of a few thousand empty names fits in
+/// one packet and would cost as many lookups.
+pub const MAX_FORWARDING_HINTS: usize = 4;
+
 /// Most Interests whose FIB lookups are pipelined together (the burst size the
 /// design guide asks for; a longer input is looked up in chunks of this many).
 const BURST: usize = 64;
@@ -684,9 +689,14 @@ impl<F: FibSource> Forwarder<F> {
         let Some(fib) = self.fib.view() else { return SmallVec::new() };
         if let Some(hint) = hint {
             let mut r = trajan_wire::tlv::TlvReader::new(hint.clone());
+            let mut delegations = 0;
             while let Ok(e) = r.read() {
                 if e.typ != trajan_wire::types::NAME {
                     continue;
+                }
+                delegations += 1;
+                if delegations > MAX_FORWARDING_HINTS {
+                    break;
                 }
                 if let Ok(n) = Name::from_value(e.value) {
                     if let Some((_, fe)) = fib.lpm(&n) {

@@ -1,7 +1,7 @@
 //! Behaviour of the forwarding pipeline, driven entirely in memory.
 
 use bytes::Bytes;
-use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind};
+use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind, MAX_FORWARDING_HINTS};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket};
 use trajan_wire::{Data, Interest, NackReason, Name};
@@ -125,6 +125,30 @@ fn forwarding_hint_steers_else_the_name_does() {
     let out = run(&mut f, 0, vec![(CONSUMER, hinted("/zz/3", "/nowhere", 3))]);
     assert_eq!(decode(&out[0]).2, Some(NackReason::NoRoute));
     assert_eq!(decode(&out[0]).0.unwrap().name, name("/zz/3"));
+}
+
+/// Only the first [`MAX_FORWARDING_HINTS`] delegations are looked up (a hint
+/// of thousands would cost as many FIB lookups); the others are ignored, and
+/// the Interest still goes out unchanged.
+#[test]
+fn only_the_first_delegations_of_a_hint_are_looked_up() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/hub"), PRODUCER2, 10);
+    let hinted = |n: &str, unknown: usize, nonce| {
+        let mut hint = Vec::new();
+        for k in 0..unknown {
+            hint.extend_from_slice(&name(&format!("/nowhere/{k}")).to_wire());
+        }
+        hint.extend_from_slice(&name("/hub").to_wire());
+        let mut i = interest(n, nonce);
+        i.forwarding_hint = Some(Bytes::from(hint));
+        i.encode()
+    };
+    let last = MAX_FORWARDING_HINTS - 1;
+    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/a/1", last, 1))]);
+    assert_eq!((out[0].face, &out[0].pkt), (PRODUCER2, &hinted("/a/1", last, 1)));
+    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/a/2", last + 1, 2))]);
+    assert_eq!((out[0].face, &out[0].pkt), (PRODUCER, &hinted("/a/2", last + 1, 2)));
 }
 
 #[test]
