@@ -46,7 +46,7 @@ enum Command {
     Route(trajan_tools::mgmt_cli::RouteArgs),
     /// Manage faces: create, destroy, list.
     Face(trajan_tools::mgmt_cli::FaceArgs),
-    /// Show the forwarder's status.
+    /// Show the forwarder's status. Like NFD, the router answers management only on local faces (its Unix socket, loopback): run the tools on the router's host.
     Status(trajan_tools::mgmt_cli::StatusArgs),
     /// Benchmarks: `trajan bench engine` drives this binary's forwarding engine from memory.
     Bench(trajan_bench::BenchArgs),
