@@ -1,8 +1,8 @@
-//! The dispatch key under arbitrary bytes, for the `dispatch_key` fuzz target
-//! (`fuzz/`) and the corpus replay test (`tests/corpus.rs`), as
-//! `trajan_wire::fuzzing` does for the codecs.
+//! The I/O shell's own decoding under arbitrary bytes, for the `dispatch_key`
+//! and `inbound` fuzz targets (`fuzz/`) and the corpus replay test
+//! (`tests/corpus.rs`), as `trajan_wire::fuzzing` does for the codecs.
 //!
-//! Sharding rests on one promise: every packet of an exchange reaches the
+//! `dispatch_key`: sharding rests on one promise: every packet of an exchange reaches the
 //! worker that owns its name. [`crate::dispatch_key`] reads the name off the
 //! wire without decoding the packet, so the check holds it to the decoders:
 //! whatever packet the engine would decode as an Interest (or the Interest of a
@@ -10,17 +10,37 @@
 //! components, as many as the key takes and up to an implicit digest. A
 //! packet the decoders reject may have any key or none; it is counted as
 //! malformed wherever it goes.
+//!
+//! `inbound`: what faces do with received packets before the engine sees them
+//! (pass them through, or reassemble NDNLPv2 fragments), for three faces
+//! sharing one reassembly budget, with the clock moving. The input is read as
+//! packets, each a header byte (bits 0–1: the face; bit 7: the clock moves
+//! first, by the next byte times 8 ms), a two-byte length and that many bytes.
+//! Whatever arrives, the faces hold no more than the budget together and their
+//! bound each, the budget's count is what they hold, a packet that is not a
+//! fragment passes unchanged, a reassembled one is one element no larger than
+//! a face may carry, and once every piece has timed out nothing is held.
+
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use trajan_wire::fuzzing::Check;
+use trajan_wire::tlv::frame_len;
 use trajan_wire::types::IMPLICIT_SHA256_DIGEST;
 use trajan_wire::{Data, Interest, LpPacket, Name};
 
 use crate::dispatch_key::{name_keys, DISPATCH_COMPONENTS};
+use crate::inbound::{classify, is_fragment, Inbound};
+use crate::reassembly::{Budget, Reassembler, MAX_HELD_PER_FACE, REASSEMBLY_TIMEOUT};
+use crate::MAX_FRAME_SIZE;
 
 /// Every fuzz target of this crate by name (the name of its
 /// `fuzz/fuzz_targets/*.rs` file and its `fuzz/corpus/*` folder), with its check.
-pub const TARGETS: &[(&str, Check)] = &[("dispatch_key", dispatch_key)];
+pub const TARGETS: &[(&str, Check)] = &[("dispatch_key", dispatch_key), ("inbound", inbound)];
+
+/// The `inbound` budget: small, so that an input of a few kilobytes (the
+/// fuzzer's) makes the faces compete for it.
+const INBOUND_BUDGET: usize = 4096;
 
 /// The dispatch key agrees with the decoders (see the module documentation).
 pub fn dispatch_key(bytes: &[u8]) {
@@ -49,4 +69,45 @@ fn expected(name: &Name) -> (usize, u32) {
         key = crc32c::crc32c_append(key, name.component_wire(i));
     }
     (hashed, key)
+}
+
+/// Faces' inbound handling with a shared budget (see the module documentation).
+pub fn inbound(bytes: &[u8]) {
+    let mut faces: Vec<Reassembler> = (0..3).map(|_| Reassembler::new()).collect();
+    let mut budget = Budget::new(INBOUND_BUDGET);
+    let (mut now, mut at) = (Instant::now(), 0usize);
+    while at < bytes.len() {
+        let header = bytes[at];
+        at += 1;
+        if header & 0x80 != 0 {
+            now += Duration::from_millis(u64::from(bytes.get(at).copied().unwrap_or(0)) * 8);
+            at += 1;
+        }
+        let len = bytes.get(at..at + 2).map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
+        at += 2;
+        let end = (at + len).min(bytes.len());
+        let pkt = Bytes::copy_from_slice(bytes.get(at..end).unwrap_or(&[]));
+        at = end;
+        // What a face hands on: exactly one element (the driver drops the rest).
+        if frame_len(&pkt, MAX_FRAME_SIZE) != Ok(Some(pkt.len())) {
+            continue;
+        }
+        let face = &mut faces[usize::from(header & 0x03) % 3];
+        let fragment = is_fragment(&pkt);
+        match budget.with(face, |r, room| classify(pkt.clone(), r, now, room)) {
+            Inbound::Deliver(out) if !fragment => assert_eq!(out, pkt, "a packet that is not a fragment passes unchanged"),
+            // Whatever element the pieces form (an Interest, a Data, or garbage
+            // for the engine to count as malformed), with fragment 0's headers.
+            Inbound::Deliver(out) => assert_eq!(frame_len(&out, MAX_FRAME_SIZE), Ok(Some(out.len())), "a reassembled packet is one element a face may carry"),
+            Inbound::Pending => assert!(fragment, "only a fragment waits"),
+            Inbound::Drop => {}
+        }
+        assert_eq!(budget.held(), faces.iter().map(Reassembler::held).sum::<usize>(), "the budget counts what the faces hold");
+        assert!(budget.held() <= INBOUND_BUDGET, "{} bytes held of {INBOUND_BUDGET}", budget.held());
+        assert!(faces.iter().all(|r| r.held() <= MAX_HELD_PER_FACE));
+    }
+    for r in &mut faces {
+        budget.with(r, |r, _| r.expire(now + REASSEMBLY_TIMEOUT));
+    }
+    assert_eq!(budget.held(), 0, "pieces outlived their timeout");
 }
