@@ -9,17 +9,23 @@ use std::time::Duration;
 
 use common::*;
 
+/// Publishes a random file of `size` bytes (from `seed`) under `name` with
+/// `trajan put`, fetches it with `trajan get` through the router, both over its
+/// Unix socket, and checks the bytes.
+fn put_and_fetch(r: &Router, name: &str, size: usize, seed: u64) {
+    let file = random_file(r.dir.path(), size, seed);
+    let mut producer = r.spawn_tool(&["put", name, file.to_str().unwrap()]);
+    wait_ready_line(&mut producer);
+    let out = r.dir.path().join("fetched.bin");
+    let o = r.tool(&["get", name, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\nrouter log:\n{}", text(&o), r.log());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
+    let _ = producer.kill();
+}
+
 #[test]
 fn put_then_get_through_the_router() {
-    let r = Router::start();
-    let file = random_file(r.dir.path(), 300_000, 1);
-    let mut producer = r.spawn_tool(&["put", "/e2e/file", file.to_str().unwrap()]);
-    wait_ready_line(&mut producer);
-    let out_path = r.dir.path().join("fetched.bin");
-    let o = r.tool(&["get", "/e2e/file", "-o", out_path.to_str().unwrap()]);
-    assert!(o.status.success(), "{}\nrouter log:\n{}", text(&o), r.log());
-    assert_eq!(std::fs::read(&out_path).unwrap(), std::fs::read(&file).unwrap());
-    let _ = producer.kill();
+    put_and_fetch(&Router::start(), "/e2e/file", 300_000, 1);
 }
 
 #[test]
@@ -158,14 +164,7 @@ fn malformed_barrage_then_normal_fetch() {
             }
         }
     }
-    let file = random_file(r.dir.path(), 20_000, 3);
-    let mut producer = r.spawn_tool(&["put", "/after/barrage", file.to_str().unwrap()]);
-    wait_ready_line(&mut producer);
-    let out = r.dir.path().join("after.bin");
-    let o = r.tool(&["get", "/after/barrage", "-o", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}\n{}", text(&o), r.log());
-    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
-    let _ = producer.kill();
+    put_and_fetch(&r, "/after/barrage", 20_000, 3);
 }
 
 /// `faces.max_faces = 0`: no peer on the network gets a face, each refusal is
@@ -197,14 +196,7 @@ fn a_router_at_its_face_limit_refuses_network_peers_but_serves_local_ones() {
     let o = r.tool(&["face", "list"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("udp4://127.0.0.1:"), "{}", text(&o));
 
-    let file = random_file(r.dir.path(), 20_000, 4);
-    let mut producer = r.spawn_tool(&["put", "/local/only", file.to_str().unwrap()]);
-    wait_ready_line(&mut producer);
-    let out = r.dir.path().join("local.bin");
-    let o = r.tool(&["get", "/local/only", "-o", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}\n{}", text(&o), r.log());
-    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
-    let _ = producer.kill();
+    put_and_fetch(&r, "/local/only", 20_000, 4);
 }
 
 #[test]
