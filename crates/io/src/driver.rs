@@ -802,7 +802,7 @@ impl Io {
     /// Closes on-demand UDP faces idle for the configured timeout, and gives up
     /// the fragments of packets that stopped arriving on any face.
     fn expire_idle(&mut self, now: Instant, events: &mut Vec<IoEvent>) {
-        for face in self.faces.values_mut().filter(|f| f.reassembler.held() > 0) {
+        for face in self.faces.values_mut().filter(|f| f.reassembler.in_progress() > 0) {
             self.reassembly.with(&mut face.reassembler, |r, _| r.expire(now));
         }
         let timeout = self.cfg.udp_idle_timeout;

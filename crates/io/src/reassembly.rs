@@ -88,13 +88,13 @@ impl Partial {
 }
 
 /// What a partial packet of `count` fragments with `bytes` received holds.
-fn charge(count: usize, bytes: usize) -> usize {
+const fn charge(count: usize, bytes: usize) -> usize {
     size_of::<Partial>() + count * size_of::<Option<Bytes>>() + bytes
 }
 
 /// The most one face can hold: [`MAX_PARTIAL_PACKETS`] packets of
 /// [`MAX_FRAG_COUNT`] slots and [`MAX_PACKET_SIZE`] bytes each (about 200 KB).
-pub const MAX_HELD_PER_FACE: usize = MAX_PARTIAL_PACKETS * (size_of::<Partial>() + MAX_FRAG_COUNT as usize * size_of::<Option<Bytes>>() + MAX_PACKET_SIZE);
+pub const MAX_HELD_PER_FACE: usize = MAX_PARTIAL_PACKETS * charge(MAX_FRAG_COUNT as usize, MAX_PACKET_SIZE);
 
 /// Reassembly state of one face. Empty (and allocation-free) until the face
 /// receives its first fragment.
@@ -102,8 +102,6 @@ pub const MAX_HELD_PER_FACE: usize = MAX_PARTIAL_PACKETS * (size_of::<Partial>()
 pub struct Reassembler {
     /// In arrival order, so the first is the oldest.
     partials: Vec<Partial>,
-    /// The sum of the partials' [`Partial::held`].
-    held: usize,
 }
 
 impl Reassembler {
@@ -112,7 +110,7 @@ impl Reassembler {
         Self::default()
     }
 
-    /// Packets currently partly received (for tests and diagnostics).
+    /// Packets currently partly received (the idle sweep skips faces with none).
     pub fn in_progress(&self) -> usize {
         self.partials.len()
     }
@@ -120,7 +118,7 @@ impl Reassembler {
     /// Heap bytes the packets in progress hold, at most [`MAX_HELD_PER_FACE`]:
     /// what a caller sharing one budget among faces charges to this one.
     pub fn held(&self) -> usize {
-        self.held
+        self.partials.iter().map(Partial::held).sum()
     }
 
     /// Gives up the packets whose first fragment came [`REASSEMBLY_TIMEOUT`] or
@@ -129,7 +127,6 @@ impl Reassembler {
     /// next fragment.
     pub fn expire(&mut self, now: Instant) {
         self.partials.retain(|p| now.saturating_duration_since(p.started) < REASSEMBLY_TIMEOUT);
-        self.held = self.partials.iter().map(Partial::held).sum();
     }
 
     /// Takes one fragment. Returns the whole packet once its last piece arrives,
@@ -140,13 +137,6 @@ impl Reassembler {
     /// packet ([`FragError::NoRoom`]), freeing what it held.
     pub fn accept(&mut self, lp: LpPacket, now: Instant, room: usize) -> Result<Option<Bytes>, FragError> {
         self.expire(now);
-        let result = self.take(lp, now, room);
-        self.held = self.partials.iter().map(Partial::held).sum();
-        result
-    }
-
-    /// [`accept`](Self::accept) after the expiry, before `held` is brought up to date.
-    fn take(&mut self, lp: LpPacket, now: Instant, room: usize) -> Result<Option<Bytes>, FragError> {
         let count = lp.frag_count.unwrap_or(1);
         let index = lp.frag_index.unwrap_or(0);
         if count > MAX_FRAG_COUNT {
@@ -179,7 +169,7 @@ impl Reassembler {
                 self.partials.len() - 1
             }
         };
-        let others: usize = self.partials.iter().enumerate().filter(|&(i, _)| i != slot).map(|(_, p)| p.held()).sum();
+        let others = self.held() - self.partials[slot].held();
         let p = &mut self.partials[slot];
         if p.pieces.len() != count {
             self.partials.remove(slot);
