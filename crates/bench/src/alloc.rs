@@ -3,64 +3,81 @@
 //!
 //! The `trajan` binary installs it with one line:
 //! `#[global_allocator] static ALLOC: trajan_bench::alloc::CountingAllocator = CountingAllocator;`.
-//! Counting is off unless a benchmark turns it on, and while off every allocation
-//! pays one relaxed load of a flag and a well-predicted branch before going to the
-//! system allocator, so the daemon runs at full speed with it installed. While on,
-//! each call adds a relaxed atomic increment or two.
+//! Counting is per thread and off unless a benchmark turns it on for its own
+//! thread: several engine workers can each count their own packets' allocations
+//! while the others run the harness around them (`--workers`). While off, every
+//! allocation pays one thread-local load of a flag and a well-predicted branch
+//! before going to the system allocator, so the daemon runs at full speed with it
+//! installed. While on, each call adds a thread-local increment or two.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::cell::Cell;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-static ALLOCATED: AtomicU64 = AtomicU64::new(0);
-static FREED: AtomicU64 = AtomicU64::new(0);
+/// One thread's switch and counters. Plain cells with a constant initialiser: no
+/// destructor is registered, so the allocator can reach them at any point of the
+/// thread's life, its teardown included, without allocating.
+struct ThreadCounts {
+    on: Cell<bool>,
+    allocs: Cell<u64>,
+    allocated: Cell<u64>,
+    freed: Cell<u64>,
+}
 
-/// The system allocator, counting allocations and bytes while counting is on.
+thread_local! {
+    static COUNTS: ThreadCounts = const {
+        ThreadCounts { on: Cell::new(false), allocs: Cell::new(0), allocated: Cell::new(0), freed: Cell::new(0) }
+    };
+}
+
+/// Adds an allocation of `allocated` bytes (0 for a release) and a release of
+/// `freed` bytes to the calling thread's counters, if it is counting.
+#[inline]
+fn note(allocs: u64, allocated: usize, freed: usize) {
+    let _ = COUNTS.try_with(|c| {
+        if c.on.get() {
+            c.allocs.set(c.allocs.get() + allocs);
+            c.allocated.set(c.allocated.get() + allocated as u64);
+            c.freed.set(c.freed.get() + freed as u64);
+        }
+    });
+}
+
+/// The system allocator, counting allocations and bytes of the threads that count.
 pub struct CountingAllocator;
 
 // SAFETY: every call is forwarded unchanged to `System`, which upholds the
-// `GlobalAlloc` contract; the counters only observe sizes.
+// `GlobalAlloc` contract; the counters only observe sizes, and touching them
+// allocates nothing.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Relaxed) {
-            ALLOCS.fetch_add(1, Relaxed);
-            ALLOCATED.fetch_add(layout.size() as u64, Relaxed);
-        }
+        note(1, layout.size(), 0);
         // SAFETY: the caller's contract for `alloc` is passed on as is.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Relaxed) {
-            ALLOCS.fetch_add(1, Relaxed);
-            ALLOCATED.fetch_add(layout.size() as u64, Relaxed);
-        }
+        note(1, layout.size(), 0);
         // SAFETY: as for `alloc`.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if COUNTING.load(Relaxed) {
-            FREED.fetch_add(layout.size() as u64, Relaxed);
-        }
+        note(0, 0, layout.size());
         // SAFETY: `ptr` came from this allocator, i.e. from `System`, with `layout`.
         unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Relaxed) {
-            // A reallocation is a heap operation on the fast path like any other.
-            ALLOCS.fetch_add(1, Relaxed);
-            ALLOCATED.fetch_add(new_size as u64, Relaxed);
-            FREED.fetch_add(layout.size() as u64, Relaxed);
-        }
+        // A reallocation is a heap operation on the fast path like any other.
+        note(1, new_size, layout.size());
         // SAFETY: `ptr` came from `System` with `layout`; the caller guarantees `new_size`.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
 
-/// Cumulative counts since the process started, covering only the time counting was on.
+/// The calling thread's cumulative counts since it started, covering only the time
+/// it was counting. Memory one thread allocates and another frees (a packet handed
+/// over) shows as growth on the first and shrinkage on the second.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AllocSnapshot {
     /// Allocations and reallocations.
@@ -72,9 +89,9 @@ pub struct AllocSnapshot {
 }
 
 impl AllocSnapshot {
-    /// Reads the counters now.
+    /// Reads the calling thread's counters now.
     pub fn now() -> Self {
-        AllocSnapshot { allocs: ALLOCS.load(Relaxed), allocated: ALLOCATED.load(Relaxed), freed: FREED.load(Relaxed) }
+        COUNTS.with(|c| AllocSnapshot { allocs: c.allocs.get(), allocated: c.allocated.get(), freed: c.freed.get() })
     }
 
     /// Allocations made between `earlier` and `self`.
@@ -89,21 +106,26 @@ impl AllocSnapshot {
     }
 }
 
-/// Turns counting on or off for the whole process. Counting is global, so a
-/// measurement must not overlap other threads' work it does not mean to count.
+/// Turns counting on or off for the calling thread; other threads' allocations
+/// are never counted in its figures.
 pub fn set_counting(on: bool) {
-    COUNTING.store(on, Relaxed);
+    COUNTS.with(|c| c.on.set(on));
+}
+
+/// Sets the calling thread's switch and returns what it was.
+fn swap_counting(on: bool) -> bool {
+    COUNTS.with(|c| c.on.replace(on))
 }
 
 /// Whether [`CountingAllocator`] is this process's global allocator: without it the
 /// counters never move, and a report must say "unknown" rather than "zero".
 pub fn installed() -> bool {
-    let was = COUNTING.swap(true, Relaxed);
+    let was = swap_counting(true);
     let before = AllocSnapshot::now();
     let probe = std::hint::black_box(Box::new(0u64));
     let after = AllocSnapshot::now();
     drop(probe);
-    COUNTING.store(was, Relaxed);
+    set_counting(was);
     after.allocs_since(&before) > 0
 }
 
@@ -116,14 +138,15 @@ pub struct Counted {
     pub live_bytes: i64,
 }
 
-/// Runs `f` with counting on and returns what it allocated. Nested use keeps the
+/// Runs `f` with counting on and returns what it allocated on the calling thread
+/// (threads `f` starts count for themselves, or not at all). Nested use keeps the
 /// outer measurement counting.
 pub fn counted<R>(f: impl FnOnce() -> R) -> (R, Counted) {
-    let was = COUNTING.swap(true, Relaxed);
+    let was = swap_counting(true);
     let before = AllocSnapshot::now();
     let r = f();
     let after = AllocSnapshot::now();
-    COUNTING.store(was, Relaxed);
+    set_counting(was);
     (r, Counted { allocs: after.allocs_since(&before), live_bytes: after.live_growth_since(&before) })
 }
 
