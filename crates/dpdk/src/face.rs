@@ -1,12 +1,20 @@
 //! A DPDK face: one queue pair of a port plus a link encapsulation. Frames in,
-//! NDN packets out (slices of the mbufs, not copies), and NDN packets back into
-//! frames.
+//! NDN packets out (a Data a slice of its mbuf, anything else a copy), and NDN
+//! packets back into frames.
 
 use bytes::Bytes;
 use trajan_io::encap::{icn_to_ndn, ndn_to_icn, Encap, Link};
 use trajan_io::FaceCounters;
+use trajan_wire::lp::network_packet;
+use trajan_wire::types::DATA;
 
 use crate::{Mbuf, Queue};
+
+/// True when `pkt` is a Data, bare or in an unfragmented LpPacket's Fragment (or
+/// the first piece of a fragmented one, which reassembly copies anyway).
+fn carries_data(pkt: &[u8]) -> bool {
+    network_packet(pkt).is_some_and(|(typ, _)| typ == DATA)
+}
 
 /// One queue pair speaking one encapsulation.
 #[derive(Debug)]
@@ -34,6 +42,12 @@ impl Face {
     /// Receives one burst and appends each frame's NDN packet to `out`; returns the
     /// number of frames read (0: the queue was empty). Bad frames are counted and
     /// dropped.
+    ///
+    /// A Data is a view of its mbuf, which the content store may keep: the pool
+    /// is sized for that (`dpdk.mbufs`). Anything else (an Interest, a Nack, a
+    /// fragment) is copied out and its mbuf freed at once: a pending Interest
+    /// lives in the PIT for up to its lifetime, and a million of them holding
+    /// their mbufs would leave the ports none to receive into.
     pub fn recv(&mut self, out: &mut Vec<Bytes>) -> usize {
         let n = self.queue.rx_burst(&mut self.rx);
         for m in self.rx.drain(..) {
@@ -42,7 +56,8 @@ impl Face {
             self.counters.in_bytes += frame.len() as u64;
             let pkt = match self.link.payload(&frame) {
                 Ok(r) if self.link.encap == Encap::Icn4 => icn_to_ndn(&frame.slice(r)).ok(),
-                Ok(r) => Some(frame.slice(r)),
+                Ok(r) if carries_data(&frame[r.clone()]) => Some(frame.slice(r)),
+                Ok(r) => Some(Bytes::copy_from_slice(&frame[r])),
                 Err(_) => None,
             };
             match pkt {

@@ -12,8 +12,9 @@
 //!   as `net_ring`, `net_null`, `net_memif`, `net_af_xdp`, `net_af_packet`) with one
 //!   RX/TX queue pair per forwarding worker; bursts in and out.
 //! - [`Mbuf`]: one received frame, owned; [`Mbuf::into_bytes`] makes it a
-//!   [`bytes::Bytes`] without copying, so the engine parses the mbuf's own bytes and
-//!   the content store keeps a reference to the mbuf rather than a copy.
+//!   [`bytes::Bytes`] without copying, so the engine parses a Data's mbuf's own
+//!   bytes and the content store keeps a reference to the mbuf rather than a copy
+//!   (other packets are copied out: [`face::Face::recv`]).
 //! - [`face::Face`]: a queue plus a link encapsulation (`trajan_io::encap`): frames
 //!   in, NDN packets out, and back.
 

@@ -1,7 +1,8 @@
 //! DPDK ports end to end with virtual devices (no NIC, no hugepages): a net_ring
 //! cable between two ports carries frames both ways, every encapsulation round
 //! trips through real mbufs, malformed frames are counted and dropped, and the
-//! engine-facing bytes are the mbuf's own (zero copy). EAL starts once per process,
+//! engine-facing bytes of a Data are the mbuf's own (zero copy) while other packets
+//! are copied out. EAL starts once per process,
 //! so every test here shares one [`Eal`].
 
 use std::net::Ipv4Addr;
@@ -11,7 +12,9 @@ use bytes::Bytes;
 use trajan_dpdk::face::Face;
 use trajan_dpdk::{flush_lagged_frees, Eal, EalConfig, Mempool, Port, DATA_ROOM};
 use trajan_io::encap::{Encap, Link, LinkAddrs};
-use trajan_wire::{Interest, Name};
+use trajan_wire::data::DataBuilder;
+use trajan_wire::lp::LpHeaders;
+use trajan_wire::{Interest, LpPacket, Name, NackReason};
 
 struct Shared {
     eal: Eal,
@@ -114,10 +117,10 @@ fn frames_for_another_encapsulation_or_malformed_are_counted_and_dropped() {
 }
 
 #[test]
-fn received_packets_are_slices_of_the_mbuf_not_copies() {
+fn a_received_data_is_a_slice_of_its_mbuf_not_a_copy() {
     let pool = Arc::new(Mempool::new(&shared().eal, "zc_pool", 1023, DATA_ROOM).unwrap());
     let (mut a, mut b) = cable("zc", Encap::Ether, Encap::Ether, &pool);
-    let p = interest(7);
+    let p = DataBuilder::new("/t/7".parse().unwrap()).build(b"content");
     a.send(&p);
     a.flush();
     flush_lagged_frees();
@@ -134,6 +137,32 @@ fn received_packets_are_slices_of_the_mbuf_not_copies() {
     assert_eq!(pool.available(), before, "its free waits for FREE_LAG more drops");
     flush_lagged_frees();
     assert_eq!(pool.available(), before + 1);
+}
+
+/// A pending Interest is held for its lifetime: as a view of its mbuf, a PIT
+/// of pending Interests would drain the pool and the ports could receive no
+/// more. Interests, Nacks and anything else but Data are copied out.
+#[test]
+fn a_received_interest_or_nack_is_a_copy_and_its_mbuf_goes_back_to_the_pool() {
+    let pool = Arc::new(Mempool::new(&shared().eal, "copy_pool", 1023, DATA_ROOM).unwrap());
+    let (mut a, mut b) = cable("copy", Encap::Ether, Encap::Ether, &pool);
+    let token = LpHeaders { pit_token: Some(Bytes::from_static(b"tok")), ..Default::default() };
+    let nack = LpHeaders { nack: Some(NackReason::NoRoute), ..Default::default() };
+    let sent = vec![interest(1), LpPacket::wrap(&interest(2), &token), LpPacket::wrap(&interest(3), &nack)];
+    flush_lagged_frees();
+    let before = pool.available();
+    let n = 600; // more than half the pool: held as views, they would drain it
+    for i in 0..n {
+        a.send(&sent[i % sent.len()]);
+    }
+    a.flush();
+    let got = recv_n(&mut b, n);
+    assert_eq!(got.len(), n);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(g, &sent[i % sent.len()]);
+    }
+    flush_lagged_frees();
+    assert_eq!(pool.available(), before, "every mbuf is back while the {n} packets are held");
 }
 
 #[test]

@@ -14,7 +14,8 @@
 //! it reads no further than the name's first components.
 
 use trajan_wire::tlv::read_header;
-use trajan_wire::types::{DATA, IMPLICIT_SHA256_DIGEST, INTEREST, LP_FRAGMENT, LP_PACKET, NAME};
+use trajan_wire::lp::network_packet;
+use trajan_wire::types::{DATA, IMPLICIT_SHA256_DIGEST, INTEREST, NAME};
 
 /// Name components hashed to choose a worker (see the module documentation).
 pub const DISPATCH_COMPONENTS: usize = 2;
@@ -49,23 +50,8 @@ pub fn name_key(pkt: &[u8]) -> Option<u32> {
 /// The dispatch key of a packet plus the keys of its shorter name prefixes, which
 /// [`ShortPrefixes`] needs to route Data to a short CanBePrefix Interest's worker.
 pub fn name_keys(pkt: &[u8]) -> Option<NameKeys> {
-    let mut pos = 0;
-    let (typ, start, end) = read_header(pkt, &mut pos).ok()?;
-    let (typ, start, end) = if typ == LP_PACKET {
-        let mut p = start;
-        loop {
-            if p >= end {
-                return None;
-            }
-            let (t, s, e) = read_header(&pkt[..end], &mut p).ok()?;
-            if t == LP_FRAGMENT {
-                let mut q = s;
-                break read_header(&pkt[..e], &mut q).ok()?;
-            }
-        }
-    } else {
-        (typ, start, end)
-    };
+    let (typ, value) = network_packet(pkt)?;
+    let (start, end) = (value.start, value.end);
     if typ != INTEREST && typ != DATA {
         return None;
     }

@@ -10,12 +10,37 @@ use bytes::Bytes;
 
 use crate::error::WireError;
 use crate::nack::NackReason;
-use crate::tlv::{first_type, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, SliceReader};
+use crate::tlv::{first_type, read_header, read_nonneg, tlv_len, write_header, write_nonneg, write_tlv, SliceReader};
 use crate::types::*;
 
 /// Longest PitToken Trajan stores (NDN-DPDK uses 8–32 bytes; NDNts 4). Longer ones are
 /// rejected so a PIT in-record's token has a fixed bound.
 pub const MAX_PIT_TOKEN: usize = 32;
+
+/// The network-layer packet a received frame carries, found without decoding it:
+/// its TLV type and the range of its value, for the frame itself or for an
+/// LpPacket's Fragment (a piece of a fragmented packet reads as whatever its
+/// bytes begin with). `None` when the outer element or the Fragment's first
+/// element is not well formed, or an LpPacket has no Fragment. For the I/O layer,
+/// which decides per packet (which worker, whether to keep a copy) before the
+/// engine decodes it.
+pub fn network_packet(frame: &[u8]) -> Option<(u32, std::ops::Range<usize>)> {
+    let mut pos = 0;
+    let (typ, start, end) = read_header(frame, &mut pos).ok()?;
+    if typ != LP_PACKET {
+        return Some((typ, start..end));
+    }
+    let mut p = start;
+    while p < end {
+        let (t, s, e) = read_header(&frame[..end], &mut p).ok()?;
+        if t == LP_FRAGMENT {
+            let mut q = s;
+            let (typ, start, end) = read_header(&frame[..e], &mut q).ok()?;
+            return Some((typ, start..end));
+        }
+    }
+    None
+}
 
 /// CachePolicyType asking forwarders not to cache a Data packet.
 pub const CACHE_POLICY_NO_CACHE: u64 = 1;
@@ -177,6 +202,21 @@ impl LpPacket {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn network_packet_finds_the_packet_bare_or_in_a_fragment() {
+        let i = crate::Interest::new("/a".parse().unwrap()).encode();
+        let bare = network_packet(&i).unwrap();
+        assert_eq!((bare.0, &i[bare.1]), (INTEREST, &i[2..]));
+        let headers = LpHeaders { pit_token: Some(Bytes::from_static(b"tok")), ..Default::default() };
+        let lp = LpPacket::wrap(&i, &headers);
+        let (typ, value) = network_packet(&lp).unwrap();
+        assert_eq!((typ, &lp[value]), (INTEREST, &i[2..]));
+        assert_eq!(network_packet(&lp[..lp.len() - 1]), None, "truncated");
+        let no_fragment = [LP_PACKET as u8, 5, LP_PIT_TOKEN as u8, 3, 1, 2, 3];
+        assert_eq!(network_packet(&no_fragment), None);
+        assert_eq!(network_packet(&[]), None);
+    }
 
     #[test]
     fn bare_packets_pass_through() {
