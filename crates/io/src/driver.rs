@@ -367,7 +367,8 @@ impl Io {
                 }
                 *queued += pkt.len();
                 let to = HashPorts { base: *remote, count: *ports }.addr_for(&pkt);
-                self.udp[*home].tx.push_back(Outgoing { face, to, pkt });
+                let ch = &mut self.udp[*home];
+                ch.tx.push_back(Outgoing { face, to, pkt }, ch.blocked);
                 self.queued += len;
             }
             Link::Stream(conn) => {
@@ -716,6 +717,7 @@ impl Io {
                 }
                 SendResult::Blocked => {
                     ch.blocked = true;
+                    ch.tx.detach();
                     let token = Token(1 + channel);
                     let interest = ch.interest() | Interest::WRITABLE;
                     if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, interest) {
@@ -724,7 +726,7 @@ impl Io {
                     break;
                 }
             };
-            for (i, o) in ch.tx.drain(..sent + dropped).enumerate() {
+            for (i, o) in ch.tx.drain_front(sent + dropped).enumerate() {
                 // Taken off the total whether or not the face is still there.
                 self.queued -= o.pkt.len();
                 let Some(Face { counters, link: Link::Udp { queued, .. }, .. }) = self.faces.get_mut(&o.face) else { continue };

@@ -23,6 +23,7 @@ pub mod fuzzing;
 mod inbound;
 mod listen;
 pub mod reassembly;
+mod send_queue;
 mod stream;
 mod udp;
 mod uri;

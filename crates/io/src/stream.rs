@@ -2,7 +2,6 @@
 //! bounded queue written with non-blocking vectored sends on the way out, so a slow
 //! or dead peer fills only its own queue and never stalls the loop.
 
-use std::collections::VecDeque;
 use std::io::{self, IoSlice, Read};
 use std::os::fd::{AsRawFd, RawFd};
 
@@ -13,6 +12,7 @@ use nix::sys::socket::{sendmsg, MsgFlags, SockaddrStorage};
 use smallvec::SmallVec;
 
 use crate::framing::FrameBuffer;
+use crate::send_queue::SendQueue;
 
 /// Queued packets handed to one `sendmsg`; more would rarely fit in a socket buffer
 /// that has just reported room.
@@ -78,7 +78,7 @@ pub(crate) struct WriteProgress {
 pub(crate) struct StreamConn {
     sock: StreamSocket,
     rx: FrameBuffer,
-    tx: VecDeque<Bytes>,
+    tx: SendQueue<Bytes>,
     /// Bytes of the front packet already written.
     tx_offset: usize,
     /// Bytes queued and not yet written.
@@ -96,7 +96,7 @@ impl StreamConn {
     pub(crate) fn new(mut sock: StreamSocket, connecting: bool, registry: &Registry, token: Token) -> io::Result<Self> {
         let registered = if connecting { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
         registry.register(sock.source(), token, registered)?;
-        Ok(StreamConn { sock, rx: FrameBuffer::new(), tx: VecDeque::new(), tx_offset: 0, tx_bytes: 0, connecting, blocked: false, registered })
+        Ok(StreamConn { sock, rx: FrameBuffer::new(), tx: SendQueue::default(), tx_offset: 0, tx_bytes: 0, connecting, blocked: false, registered })
     }
 
     pub(crate) fn deregister(&mut self, registry: &Registry) {
@@ -140,7 +140,7 @@ impl StreamConn {
             return false;
         }
         self.tx_bytes += pkt.len();
-        self.tx.push_back(pkt);
+        self.tx.push_back(pkt, self.blocked || self.connecting);
         true
     }
 
@@ -178,6 +178,7 @@ impl StreamConn {
                 Ok(n) => n,
                 Err(Errno::EAGAIN) => {
                     self.blocked = true;
+                    self.tx.detach();
                     progress.result = Ok(true);
                     break;
                 }

@@ -3,7 +3,6 @@
 //! datagrams costs one system call rather than one each. A [`WorkerPort`] is the
 //! same channel code on a port of the UDP-port-by-hash face, driven by its worker.
 
-use std::collections::VecDeque;
 use std::io::{self, IoSlice, IoSliceMut};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -15,6 +14,7 @@ use nix::sys::socket::{recvmmsg, sendmmsg, MsgFlags, MultiHeaders, SockaddrStora
 use trajan_wire::tlv::frame_len;
 
 use crate::inbound::is_fragment;
+use crate::send_queue::{SendQueue, Waiting};
 use crate::{FaceId, MAX_FRAME_SIZE};
 
 /// Receive slot per datagram: one byte more than the largest accepted, so an
@@ -49,6 +49,12 @@ pub(crate) struct Outgoing {
     pub pkt: Bytes,
 }
 
+impl Waiting for Outgoing {
+    fn packet_mut(&mut self) -> &mut Bytes {
+        &mut self.pkt
+    }
+}
+
 /// Result of one `sendmmsg`.
 pub(crate) enum SendResult {
     /// This many datagrams from the front of the queue were handed to the kernel.
@@ -62,7 +68,7 @@ pub(crate) enum SendResult {
 pub(crate) struct UdpChannel {
     pub sock: mio::net::UdpSocket,
     pub local: SocketAddr,
-    pub tx: VecDeque<Outgoing>,
+    pub tx: SendQueue<Outgoing>,
     /// Writable interest is registered because the kernel buffer was full.
     pub blocked: bool,
     /// A worker reads this socket (a port of the hash face); the I/O thread only
@@ -78,7 +84,7 @@ impl UdpChannel {
         Ok(UdpChannel {
             sock,
             local,
-            tx: VecDeque::new(),
+            tx: SendQueue::default(),
             blocked: false,
             worker_owned: false,
             rx_buf: vec![0; burst.max(1) * SLOT].into_boxed_slice(),
@@ -170,7 +176,7 @@ impl WorkerPort {
 
     /// Queues `pkt` for `to` (on behalf of `face`) until the next [`flush`](Self::flush).
     pub fn queue(&mut self, face: FaceId, to: SocketAddr, pkt: Bytes) {
-        self.chan.tx.push_back(Outgoing { face, to, pkt });
+        self.chan.tx.push_back(Outgoing { face, to, pkt }, false);
     }
 
     /// Sends what is queued; `done(face, bytes, sent)` is told the fate of each
@@ -184,7 +190,7 @@ impl WorkerPort {
                 SendResult::Blocked => (0, self.chan.tx.len()),
                 SendResult::Refused(_) => (0, 1),
             };
-            for (i, o) in self.chan.tx.drain(..sent + failed).enumerate() {
+            for (i, o) in self.chan.tx.drain_front(sent + failed).enumerate() {
                 done(o.face, o.pkt.len(), i < sent);
             }
         }

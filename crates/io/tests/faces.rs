@@ -649,6 +649,59 @@ fn fill_queue(io: &mut Io, face: FaceId, pkt: &Bytes) -> u64 {
     attempts
 }
 
+/// A received buffer many packets are views of, as a DPDK mbuf is of its Data.
+struct Received(std::sync::Arc<[u8]>);
+
+impl AsRef<[u8]> for Received {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// A packet handed to a face is often a view of a larger buffer (a Data of its
+/// DPDK mbuf, from a pool sized for the content store): once it waits for a peer
+/// that does not read, the queue holds a copy of its bytes, not the buffer.
+#[test]
+fn packets_waiting_for_a_stalled_peer_hold_their_own_bytes_not_their_buffer() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (_, tcp) = addrs(&io);
+    let mut events = Vec::new();
+    let mut stalled = TcpStream::connect(tcp).unwrap();
+    let face = accept_face(&mut io, &mut events).id;
+    let pkt = element(1000, 9);
+    let mut buf = vec![0u8; 64 << 10];
+    buf[100..100 + pkt.len()].copy_from_slice(&pkt);
+    let buffer: std::sync::Arc<[u8]> = buf.into();
+    let view = || Bytes::from_owner(Received(std::sync::Arc::clone(&buffer))).slice(100..100 + pkt.len());
+    let mut attempts = 0u64;
+    while io.counters(face).unwrap().dropped_out == 0 && attempts < 100_000 {
+        io.send(face, view());
+        io.flush();
+        attempts += 1;
+    }
+    let c = io.counters(face).unwrap().clone();
+    assert!(c.dropped_out > 0 && io.queued_bytes() > 0, "the queue filled: {c:?}");
+    assert_eq!(std::sync::Arc::strong_count(&buffer), 1, "no waiting packet holds the buffer");
+    // And what waited arrives intact once the peer reads.
+    let reader = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        stalled.set_read_timeout(PEER_TIMEOUT).unwrap();
+        let _ = stalled.read_to_end(&mut got);
+        got
+    });
+    let mut polls = 0;
+    while io.queued_bytes() > 0 {
+        io.poll(Some(Duration::from_millis(20)), &mut events).unwrap();
+        polls += 1;
+        assert!(polls < 500, "queue did not drain: {:?}", io.counters(face));
+    }
+    let sent = io.counters(face).unwrap().out_packets;
+    io.destroy_face(face);
+    let got = reader.join().unwrap();
+    assert_eq!(got.len() as u64, sent * pkt.len() as u64);
+    assert!(got.chunks(pkt.len()).all(|c| c == &pkt[..]));
+}
+
 #[test]
 fn stalled_peers_share_one_bound_on_queued_bytes() {
     // Each face may queue 64 KiB, all of them together less than two faces' worth.
