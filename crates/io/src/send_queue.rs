@@ -148,6 +148,49 @@ mod tests {
         q.detach();
     }
 
+    proptest::proptest! {
+        /// Any sequence of pushes (behind a full socket or not), blocked writes
+        /// and sends: the queue is the FIFO of what was pushed, byte for byte,
+        /// and exactly the packets pushed since the last time the socket was
+        /// full are still views.
+        #[test]
+        fn a_queue_is_a_fifo_whose_waiting_packets_are_copies(ops in proptest::collection::vec(0u8..4, 0..200)) {
+            let alive = Arc::new(AtomicUsize::new(0));
+            let mut q = SendQueue::default();
+            let mut model = std::collections::VecDeque::new();
+            let mut views = 0usize;
+            for (i, op) in ops.into_iter().enumerate() {
+                let tag = i as u8;
+                match op {
+                    0 => {
+                        q.push_back(view(&alive, tag), false);
+                        model.push_back(tag);
+                        views += 1;
+                    }
+                    1 => {
+                        q.push_back(view(&alive, tag), true);
+                        model.push_back(tag);
+                        views = 0;
+                    }
+                    2 => {
+                        q.detach();
+                        views = 0;
+                    }
+                    _ => {
+                        let n = model.len().min(3);
+                        proptest::prop_assert_eq!(q.drain_front(n).count(), n);
+                        model.drain(..n);
+                        views = views.min(model.len());
+                    }
+                }
+                proptest::prop_assert_eq!(alive.load(Relaxed), views);
+                let got: Vec<u8> = q.iter().map(|p| p[0]).collect();
+                proptest::prop_assert_eq!(&got, &model.iter().copied().collect::<Vec<_>>());
+                proptest::prop_assert!(q.iter().all(|p| p.len() == 100));
+            }
+        }
+    }
+
     #[test]
     fn pushing_behind_a_full_socket_copies_the_views_queued_before_it() {
         let alive = Arc::new(AtomicUsize::new(0));
