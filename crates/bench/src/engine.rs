@@ -1086,9 +1086,8 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
         for (face, i) in chunk {
             let nonce = i.nonce.unwrap_or(0);
             let (id, _) = pit.find_or_insert(i, now).expect("unbounded");
-            let e = pit.pit.get_mut(id).expect("just inserted");
-            e.upsert_in_record(*face, nonce, now + LIFETIME_MS, None);
-            e.upsert_out_record(PRODUCER, nonce, now);
+            pit.pit.upsert_in_record(id, *face, nonce, now + LIFETIME_MS, None).expect("unbounded");
+            pit.pit.get_mut(id).expect("just inserted").upsert_out_record(PRODUCER, nonce, now);
             pit.pit.reschedule(id);
         }
         let t1 = Instant::now();
@@ -1133,9 +1132,8 @@ fn memory<F: FibSource>(b: &mut Bench<F>) -> (Option<f64>, Option<f64>) {
         for i in &interests {
             let nonce = i.nonce.unwrap_or(0);
             if let Ok((id, _)) = pit.find_or_insert(i, now) {
-                let e = pit.pit.get_mut(id).expect("just inserted");
-                e.upsert_in_record(PRODUCER + 1, nonce, now + LIFETIME_MS, None);
-                e.upsert_out_record(PRODUCER, nonce, now);
+                pit.pit.upsert_in_record(id, PRODUCER + 1, nonce, now + LIFETIME_MS, None).expect("unbounded");
+                pit.pit.get_mut(id).expect("just inserted").upsert_out_record(PRODUCER, nonce, now);
             }
         }
     });

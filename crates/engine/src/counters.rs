@@ -31,7 +31,8 @@ pub struct ForwarderCounters {
     pub no_route: u64,
     /// Interests dropped because HopLimit reached zero.
     pub hop_limit_drops: u64,
-    /// Interests dropped because the PIT was full.
+    /// Interests dropped because the PIT was full (of entries, or of in-records
+    /// beyond the entries' inline ones).
     pub pit_full: u64,
     /// Interests answered from the content store.
     pub cs_hits: u64,

@@ -555,20 +555,24 @@ impl<F: FibSource> Forwarder<F> {
                 return None;
             }
         };
-        let entry = self.pcct.pit.get_mut(id).expect("just found or inserted");
         let expiry = now.saturating_add(interest.lifetime().min(self.max_lifetime_ms));
         // A new entry has no records: no Nonce of it can have looped.
-        if inserted {
+        let entry = if inserted {
+            let entry = self.pcct.pit.get_mut(id).expect("just inserted");
             entry.add_first_in_record(ingress, nonce, expiry, lp.pit_token.clone());
+            entry
         } else {
-            if let Some((face, _)) = entry.has_nonce(nonce) {
-                if face != ingress || !p2p {
-                    self.on_loop(ingress, interest, lp.pit_token.clone(), out);
-                    return None;
-                }
+            let looped = self.pcct.pit.get(id).expect("just found").has_nonce(nonce);
+            if looped.is_some_and(|(face, _)| face != ingress || !p2p) {
+                self.on_loop(ingress, interest, lp.pit_token.clone(), out);
+                return None;
             }
-            entry.upsert_in_record(ingress, nonce, expiry, lp.pit_token.clone());
-        }
+            if self.pcct.pit.upsert_in_record(id, ingress, nonce, expiry, lp.pit_token.clone()).is_err() {
+                self.counters.pit_full += 1;
+                return None;
+            }
+            self.pcct.pit.get_mut(id).expect("just found")
+        };
         // The entry keeps the encoding that goes upstream (the received one
         // unless modified above) and every send reads it from there. The
         // received packet is held by the Interest's name: a new entry took
@@ -659,8 +663,8 @@ impl<F: FibSource> Forwarder<F> {
             InterestDecision::Suppress => {}
             InterestDecision::NoRoute => {
                 self.counters.no_route += 1;
-                let entry = self.pcct.pit.get_mut(id).expect("present");
-                let token = entry.remove_in_record(ingress).and_then(|r| r.pit_token);
+                let token = self.pcct.pit.remove_in_record(id, ingress).and_then(|r| r.pit_token);
+                let entry = self.pcct.pit.get(id).expect("present");
                 let wire = entry.wire().clone();
                 if entry.in_records.is_empty() {
                     self.pcct.discard(id);

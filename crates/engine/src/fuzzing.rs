@@ -109,4 +109,5 @@ fn check(f: &Forwarder, out: &[Outgoing], from_known: u64) {
     assert!(counted <= from_known, "{counted} packets counted of {from_known} received from known faces");
     assert!(f.pcct.cs.len() <= CS_CAPACITY);
     assert!(f.pcct.pit.len() <= PIT_CAPACITY);
+    assert!(f.pcct.pit.extra_in_records() <= PIT_CAPACITY);
 }

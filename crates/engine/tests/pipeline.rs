@@ -164,6 +164,29 @@ fn aggregation_sends_one_interest_and_data_to_all() {
     assert!(out.iter().all(|o| o.pkt == data("/a/x", None)));
 }
 
+/// A name may be asked for by every face, but the PIT holds no more records
+/// beyond each entry's inline ones than it holds entries: past that, a new
+/// face's Interest is dropped as when the PIT is full, and those recorded are
+/// answered as before.
+#[test]
+fn aggregation_beyond_the_inline_records_is_bounded_by_the_pit_capacity() {
+    let mut f = Forwarder::new(&EngineConfig { pit_capacity: 2, ..Default::default() }, 0);
+    let faces: Vec<u32> = (1000..1000 + trajan_tables::IN_RECORDS_INLINE as u32 + 3).collect();
+    for &id in faces.iter().chain(&[PRODUCER]) {
+        f.add_face(id, FaceMeta { point_to_point: true, ..Default::default() });
+    }
+    f.fib.add_nexthop(&name("/a"), PRODUCER, 10);
+    let input = faces.iter().enumerate().map(|(k, &face)| (face, interest("/a/x", k as u32).encode())).collect();
+    let out = run(&mut f, 0, input);
+    assert_eq!(out.iter().filter(|o| o.face == PRODUCER).count(), 1);
+    assert_eq!(f.counters.pit_full, 1, "the last face's Interest found no room");
+    let out = run(&mut f, 1, vec![(PRODUCER, data("/a/x", None))]);
+    let mut answered: Vec<u32> = out.iter().map(|o| o.face).collect();
+    answered.sort();
+    assert_eq!(answered, faces[..faces.len() - 1], "every recorded face gets the Data");
+    assert_eq!((f.pcct.pit.len(), f.pcct.pit.extra_in_records()), (0, 0));
+}
+
 #[test]
 fn no_route_gives_nack() {
     let mut f = forwarder();

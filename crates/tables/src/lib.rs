@@ -35,7 +35,7 @@ pub use fib::{Fib, FibEntry, FibReader, FibSource, FibVariant, FibWriter, NextHo
 pub use lpm::LpmTable;
 pub use name_key::{NameHasher, NameKey};
 pub use pcct::{Pcct, Probe};
-pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId};
+pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId, IN_RECORDS_INLINE};
 pub use timer_wheel::{TimerId, TimerWheel};
 
 /// Identifies a face (a link to a neighbour or an application). Faces are numbered

@@ -32,7 +32,8 @@ pub const ARM_BATCH: usize = 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PitId(Key);
 
-/// The PIT is at capacity: a new Interest cannot be recorded and is dropped.
+/// The PIT is at capacity (in entries, or in in-records beyond the entries'
+/// inline ones): a new Interest cannot be recorded and is dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("PIT is full")]
 pub struct PitFull;
@@ -87,7 +88,9 @@ pub struct PitEntry {
     pub hop_limit: Option<u8>,
     /// Who is waiting. Four fit inline (NDN-DPDK's entry keeps six before an
     /// extension), so aggregating the Interests of up to four consumers
-    /// allocates nothing.
+    /// allocates nothing. Read it here; add and remove records through
+    /// [`Pit::upsert_in_record`] and [`Pit::remove_in_record`], which bound
+    /// those beyond the four.
     pub in_records: SmallVec<[InRecord; IN_RECORDS_INLINE]>,
     /// Where the Interest went; usually one upstream, so two fit inline.
     pub out_records: SmallVec<[OutRecord; 2]>,
@@ -151,10 +154,10 @@ impl PitEntry {
     }
 
     /// Records (or refreshes) `face`'s Interest and sets the entry's expiry to the
-    /// latest in-record expiry. Always inlined, as the profile-guided build does:
-    /// once per Interest.
+    /// latest in-record expiry ([`Pit::upsert_in_record`] outside this crate, which
+    /// keeps the bound on in-records).
     #[inline(always)]
-    pub fn upsert_in_record(&mut self, face: FaceId, nonce: u32, expiry_ms: u64, pit_token: Option<Bytes>) {
+    pub(crate) fn upsert_in_record(&mut self, face: FaceId, nonce: u32, expiry_ms: u64, pit_token: Option<Bytes>) {
         let record = InRecord { face, nonce, expiry_ms, pit_token };
         match self.in_record_mut(face) {
             Some(r) => *r = record,
@@ -176,7 +179,7 @@ impl PitEntry {
 
     /// Drops `face`'s in-record and recomputes the entry's expiry from the others
     /// (leaving it unchanged when none remain, as the caller then usually removes the entry).
-    pub fn remove_in_record(&mut self, face: FaceId) -> Option<InRecord> {
+    pub(crate) fn remove_in_record(&mut self, face: FaceId) -> Option<InRecord> {
         let at = self.in_records.iter().position(|r| r.face == face)?;
         let record = self.in_records.remove(at);
         self.update_expiry();
@@ -237,6 +240,12 @@ pub(crate) fn selectors(can_be_prefix: bool, must_be_fresh: bool) -> usize {
     can_be_prefix as usize | (must_be_fresh as usize) << 1
 }
 
+/// An entry's in-records beyond the inline four.
+#[inline]
+fn extra_records(entry: &PitEntry) -> usize {
+    entry.in_records.len().saturating_sub(IN_RECORDS_INLINE)
+}
+
 /// The PIT's entries and timers, bounded in entries. It indexes its names in the
 /// content store's index, so finding or removing an entry by name is done through
 /// the [`Pcct`] that holds both.
@@ -254,6 +263,11 @@ pub struct Pit {
     /// Entries whose name ends with an implicit digest: while zero, Data needs no
     /// SHA-256 to find who asked for its full name.
     pub(crate) digest_entries: usize,
+    /// In-records beyond each entry's inline four, over all entries: at most
+    /// `capacity`. One entry can otherwise hold a record per face, and every
+    /// face (up to `faces.max_faces` of them) asking for every pending name
+    /// would multiply the PIT's memory by the number of faces.
+    extra_in_records: usize,
 }
 
 impl Pit {
@@ -269,6 +283,7 @@ impl Pit {
             capacity: capacity.min(MAX_CAPACITY),
             prefix_entries: 0,
             digest_entries: 0,
+            extra_in_records: 0,
         }
     }
 
@@ -361,10 +376,45 @@ impl Pit {
         self.entries.get_mut(id.0).map(|s| &mut s.entry)
     }
 
+    /// Records (or refreshes) `face`'s Interest in entry `id` and sets the
+    /// entry's expiry to the latest in-record expiry. A record beyond the
+    /// entry's inline four is refused ([`PitFull`], the Interest is dropped)
+    /// while the PIT holds as many such records as it may hold entries. An
+    /// entry that is gone takes nothing.
+    pub fn upsert_in_record(&mut self, id: PitId, face: FaceId, nonce: u32, expiry_ms: u64, pit_token: Option<Bytes>) -> Result<(), PitFull> {
+        let Some(s) = self.entries.get_mut(id.0) else { return Ok(()) };
+        let e = &mut s.entry;
+        let extra = e.in_records.len() >= IN_RECORDS_INLINE && e.in_record_mut(face).is_none();
+        if extra && self.extra_in_records >= self.capacity {
+            return Err(PitFull);
+        }
+        self.extra_in_records += extra as usize;
+        e.upsert_in_record(face, nonce, expiry_ms, pit_token);
+        Ok(())
+    }
+
+    /// Drops `face`'s in-record from entry `id` and recomputes the entry's
+    /// expiry from the others (leaving it unchanged when none remain, as the
+    /// caller then usually removes the entry).
+    pub fn remove_in_record(&mut self, id: PitId, face: FaceId) -> Option<InRecord> {
+        let e = &mut self.entries.get_mut(id.0)?.entry;
+        let extra = e.in_records.len() > IN_RECORDS_INLINE;
+        let record = e.remove_in_record(face)?;
+        self.extra_in_records -= extra as usize;
+        Some(record)
+    }
+
+    /// In-records beyond the entries' inline four, against the bound of
+    /// [`Pit::upsert_in_record`].
+    pub fn extra_in_records(&self) -> usize {
+        self.extra_in_records
+    }
+
     /// Takes an entry out, with the tag and slab index it was indexed under.
     pub(crate) fn remove(&mut self, id: PitId) -> Option<(PitEntry, u32, u32)> {
         let stored = self.entries.remove(id.0)?;
-        self.forget(stored.timer, stored.selectors, stored.digest);
+        let extra = extra_records(&stored.entry);
+        self.forget(stored.timer, stored.selectors, stored.digest, extra);
         Some((stored.entry, stored.tag, id.0.idx))
     }
 
@@ -372,20 +422,21 @@ impl Pit {
     #[inline(always)]
     pub(crate) fn discard(&mut self, id: PitId) -> Option<(u32, u32)> {
         let stored = self.entries.get(id.0)?;
-        let (timer, tag, sel, digest) = (stored.timer, stored.tag, stored.selectors, stored.digest);
+        let (timer, tag, sel, digest, extra) = (stored.timer, stored.tag, stored.selectors, stored.digest, extra_records(&stored.entry));
         self.entries.discard(id.0);
-        self.forget(timer, sel, digest);
+        self.forget(timer, sel, digest, extra);
         Some((tag, id.0.idx))
     }
 
     /// Cancels a removed entry's timer and takes it out of the counts.
     #[inline]
-    fn forget(&mut self, timer: Option<TimerId>, sel: usize, digest: bool) {
+    fn forget(&mut self, timer: Option<TimerId>, sel: usize, digest: bool, extra_in_records: usize) {
         if let Some(timer) = timer {
             self.timers.cancel(timer);
         }
         self.prefix_entries -= (sel & selectors(true, false) != 0) as usize;
         self.digest_entries -= digest as usize;
+        self.extra_in_records -= extra_in_records;
     }
 
     /// Brings an entry's timer forward after its `expiry_ms` moved earlier. A later
@@ -604,6 +655,47 @@ mod tests {
         assert_eq!(e.expiry_ms, 2000);
         assert!(e.remove_in_record(2).is_none());
         assert!(e.in_record_mut(9).is_none());
+    }
+
+    /// One entry may hold a record per face; those beyond its inline four are
+    /// bounded over the whole PIT by its capacity in entries, and every way an
+    /// entry or a record goes gives its share back.
+    #[test]
+    fn in_records_beyond_the_inline_ones_are_bounded_by_the_capacity() {
+        let mut pit = Pcct::new(2, 0, 0);
+        let (a, b) = (insert(&mut pit, "/a", false, false, 0), insert(&mut pit, "/b", false, false, 0));
+        let faces = IN_RECORDS_INLINE as FaceId;
+        for face in 1..=faces + 2 {
+            assert_eq!(pit.pit.upsert_in_record(a, face, face as u32, 1000, None), Ok(()));
+        }
+        assert_eq!(pit.pit.extra_in_records(), 2);
+        assert_eq!(pit.pit.upsert_in_record(a, faces + 3, 0, 1000, None), Err(PitFull), "a third beyond the inline ones");
+        assert_eq!(pit.pit.upsert_in_record(a, faces + 2, 7, 2000, None), Ok(()), "a face with a record refreshes it");
+        assert_eq!(pit.pit.get(a).unwrap().expiry_ms, 2000);
+        for face in 1..=faces {
+            assert_eq!(pit.pit.upsert_in_record(b, face, 0, 1000, None), Ok(()), "inline records are not bounded");
+        }
+        assert_eq!(pit.pit.upsert_in_record(b, faces + 1, 0, 1000, None), Err(PitFull));
+        // Removing a record gives back a share only while the entry has extras.
+        assert!(pit.pit.remove_in_record(a, 1).is_some());
+        assert_eq!(pit.pit.extra_in_records(), 1);
+        assert!(pit.pit.remove_in_record(a, 1).is_none());
+        assert_eq!(pit.pit.upsert_in_record(b, faces + 1, 0, 1000, None), Ok(()));
+        assert_eq!(pit.pit.extra_in_records(), 2);
+        // An entry that goes (satisfied, discarded or expired) takes its extras.
+        assert!(pit.discard(b));
+        assert_eq!(pit.pit.extra_in_records(), 1);
+        assert!(pit.remove(a).is_some());
+        assert_eq!(pit.pit.extra_in_records(), 0);
+        let c = insert(&mut pit, "/c", false, false, 0);
+        for face in 1..=faces + 2 {
+            pit.pit.upsert_in_record(c, face, 0, 1000, None).unwrap();
+        }
+        assert_eq!(pit.pit.extra_in_records(), 2);
+        assert_eq!(expire(&mut pit, 1000), [name("/c")]);
+        assert_eq!(pit.pit.extra_in_records(), 0);
+        assert_eq!(pit.pit.upsert_in_record(c, 1, 0, 1000, None), Ok(()), "a gone entry takes nothing");
+        assert_eq!(pit.pit.extra_in_records(), 0);
     }
 
     fn expire(pit: &mut Pcct, now: u64) -> Vec<Name> {
