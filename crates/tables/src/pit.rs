@@ -381,6 +381,11 @@ impl Pit {
     /// entry's inline four is refused ([`PitFull`], the Interest is dropped)
     /// while the PIT holds as many such records as it may hold entries. An
     /// entry that is gone takes nothing.
+    ///
+    /// The PIT token is copied (at most 32 bytes): received, it is a view of
+    /// its packet, up to 8,800 bytes the entry would otherwise hold for each
+    /// face. (The entry's first record, [`PitEntry::add_first_in_record`],
+    /// keeps its view: the entry holds that Interest anyway.)
     pub fn upsert_in_record(&mut self, id: PitId, face: FaceId, nonce: u32, expiry_ms: u64, pit_token: Option<Bytes>) -> Result<(), PitFull> {
         let Some(s) = self.entries.get_mut(id.0) else { return Ok(()) };
         let e = &mut s.entry;
@@ -389,7 +394,7 @@ impl Pit {
             return Err(PitFull);
         }
         self.extra_in_records += extra as usize;
-        e.upsert_in_record(face, nonce, expiry_ms, pit_token);
+        e.upsert_in_record(face, nonce, expiry_ms, pit_token.map(|t| Bytes::copy_from_slice(&t)));
         Ok(())
     }
 
@@ -696,6 +701,17 @@ mod tests {
         assert_eq!(pit.pit.extra_in_records(), 0);
         assert_eq!(pit.pit.upsert_in_record(c, 1, 0, 1000, None), Ok(()), "a gone entry takes nothing");
         assert_eq!(pit.pit.extra_in_records(), 0);
+    }
+
+    #[test]
+    fn an_aggregated_interests_pit_token_is_kept_without_its_packet() {
+        let mut pit = Pcct::new(4, 0, 0);
+        let id = insert(&mut pit, "/a", false, false, 0);
+        let packet = Bytes::from(vec![7u8; 8800]);
+        pit.pit.upsert_in_record(id, 2, 1, 1000, Some(packet.slice(10..14))).unwrap();
+        assert!(packet.is_unique(), "the record holds a copy of the token, not a view of its packet");
+        let kept = pit.pit.get_mut(id).unwrap().in_record_mut(2).unwrap().pit_token.clone();
+        assert_eq!(kept.as_deref(), Some(&[7u8; 4][..]));
     }
 
     fn expire(pit: &mut Pcct, now: u64) -> Vec<Name> {
