@@ -454,16 +454,19 @@ fn cs_info(fwd: &Forwarder, total: &ShardStats) -> CsInfo {
 
 /// `status/workers`, Trajan's own dataset: one text line per worker with its
 /// packets (`dispatched`: handed over by the I/O thread; `direct`: read on its own
-/// port of the hash face; `punted`: read there but handed back), exchanges and
-/// shard sizes, then their sum, then the I/O thread's own drops (what no
-/// face could be charged with) and the bytes held in send queues and for reassembly. Text rather than TLV because
+/// port of the hash face; `punted`: read there but handed back), exchanges, shard
+/// sizes and what its engine dropped and why (malformed, scope, loop, no route,
+/// hop limit, PIT full, stray Nacks), then their sum, then the I/O thread's own
+/// drops (what no face could be charged with) and the bytes held in send queues
+/// and for reassembly. Text rather than TLV because
 /// it is for people (`trajan status`) and has no NFD counterpart to stay compatible
 /// with; NFD itself answers it with 501, which tools treat as "no workers".
 fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
     let line = |who: &str, s: &ShardStats| {
         let p = &s.counters.packets;
         format!(
-            "{who}: dispatched={} in-interests={} in-data={} in-nacks={} out-interests={} out-data={} satisfied={} unsatisfied={} unsolicited-data={} pit={} cs={} cs-hits={} ring-drops={} direct={} punted={}\n",
+            "{who}: dispatched={} in-interests={} in-data={} in-nacks={} out-interests={} out-data={} satisfied={} unsatisfied={} unsolicited-data={} pit={} cs={} cs-hits={} ring-drops={} direct={} punted={} \
+             malformed={} scope-violations={} loops={} no-route={} hop-limit-drops={} pit-full={} dropped-nacks={}\n",
             s.dispatched,
             p.in_interests,
             p.in_data,
@@ -479,6 +482,13 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
             s.in_ring_drops + s.out_ring_drops,
             s.direct,
             s.punted,
+            s.counters.malformed,
+            s.counters.scope_violations,
+            s.counters.loops,
+            s.counters.no_route,
+            s.counters.hop_limit_drops,
+            s.counters.pit_full,
+            s.counters.dropped_nacks,
         )
     };
     let mut text: String = shards
@@ -564,6 +574,24 @@ mod tests {
 
     fn status(data: &Data) -> Option<u32> {
         ControlResponse::decode(&data.content_bytes()).ok().map(|r| r.status_code)
+    }
+
+    /// `trajan status` shows why each worker's engine dropped what it dropped,
+    /// summed over the workers.
+    #[test]
+    fn the_workers_dataset_counts_each_reason_for_a_drop() {
+        let r = Router::new();
+        let mut one = ShardStats::default();
+        (one.counters.malformed, one.counters.pit_full, one.counters.loops) = (1, 2, 3);
+        let mut two = ShardStats::default();
+        (two.counters.pit_full, two.counters.no_route, two.counters.hop_limit_drops) = (5, 7, 11);
+        (two.counters.scope_violations, two.counters.dropped_nacks) = (13, 17);
+        let text = String::from_utf8(workers_text(&[one, two], &r.io)).unwrap();
+        let total = text.lines().find(|l| l.starts_with("total:")).expect("a total line");
+        for field in ["malformed=1 ", "scope-violations=13 ", "loops=3 ", "no-route=7 ", "hop-limit-drops=11 ", "pit-full=7 ", "dropped-nacks=17"] {
+            assert!(total.contains(field), "{field} in {total}");
+        }
+        assert!(text.lines().next().unwrap().contains(" pit-full=2 "), "{text}");
     }
 
     /// As in NFD, only local faces manage the router or read its state: a
