@@ -166,7 +166,7 @@ pub fn host_prefix_value(host: &str) -> Option<Vec<u8>> {
 /// The reference FIB: `n` distinct prefixes. The first are the hosts' own
 /// prefixes in list order (the most popular first), deduplicated; when the list
 /// runs out, Caesar's growth: copy a random existing prefix and replace one to
-/// [`MAX_MUTATIONS`] characters at random positions with random lowercase letters
+/// `MAX_MUTATIONS` characters at random positions with random lowercase letters
 /// or digits, keeping the result when it is new. The top-level component is never
 /// mutated, so the grown FIB keeps the real distribution of first components (how
 /// many prefixes share `com`), which is what spreads prefixes over Caesar's

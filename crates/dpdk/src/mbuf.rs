@@ -147,7 +147,7 @@ impl AsRef<[u8]> for Mbuf {
 }
 
 impl Drop for Mbuf {
-    /// Frees the mbuf [`FREE_LAG`] drops later on this thread (see [`LaggedFrees`]).
+    /// Frees the mbuf [`FREE_LAG`] drops later on this thread (see `LaggedFrees`).
     fn drop(&mut self) {
         let m = self.ptr.as_ptr();
         // SAFETY: a prefetch of a valid mbuf's header, which it only hints to load.
@@ -163,7 +163,7 @@ impl Drop for Mbuf {
     }
 }
 
-/// Drops between an mbuf's release and its free (see [`LaggedFrees`]).
+/// Drops between an mbuf's release and its free (see `LaggedFrees`).
 pub const FREE_LAG: usize = 16;
 
 /// The mbufs a thread released but has not freed yet. Freeing reads the mbuf's

@@ -48,7 +48,7 @@ pub fn name_key(pkt: &[u8]) -> Option<u32> {
 }
 
 /// The dispatch key of a packet plus the keys of its shorter name prefixes, which
-/// [`ShortPrefixes`] needs to route Data to a short CanBePrefix Interest's worker.
+/// the router's `ShortPrefixes` needs to route Data to a short CanBePrefix Interest's worker.
 pub fn name_keys(pkt: &[u8]) -> Option<NameKeys> {
     let (typ, value) = network_packet(pkt)?;
     let (start, end) = (value.start, value.end);

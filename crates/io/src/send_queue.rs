@@ -19,6 +19,7 @@ use bytes::Bytes;
 
 /// A queued item, whose packet the queue can replace by a copy.
 pub(crate) trait Waiting {
+    /// The packet, for the queue to replace by a copy of its bytes.
     fn packet_mut(&mut self) -> &mut Bytes;
 }
 

@@ -166,7 +166,7 @@ impl PitEntry {
         self.update_expiry();
     }
 
-    /// [`PitEntry::upsert_in_record`] for an entry just created, which has no
+    /// [`Pit::upsert_in_record`] for an entry just created, which has no
     /// records yet: the record is appended without a search, and its expiry is
     /// the entry's (the common Interest, whose entry is new, skipped two walks
     /// of empty record lists).

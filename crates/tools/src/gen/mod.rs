@@ -35,10 +35,10 @@ const LINK_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct GenArgs {
     /// Name prefix of the traffic (`<prefix>/p<k>/<n>`)
     pub prefix: String,
-    /// Consumer port: udp://HOST:PORT (a forwarder's UDP face) or dpdk:NAME[@ENCAP]
+    /// Consumer port: udp://HOST:PORT (a forwarder's UDP face), dpdk:NAME or dpdk:NAME@ENCAP
     #[arg(long, value_name = "PORT")]
     pub consumer: Option<PortSpec>,
-    /// Producer port: udp://HOST:PORT (registers the prefix there) or dpdk:NAME[@ENCAP]
+    /// Producer port: udp://HOST:PORT (registers the prefix there), dpdk:NAME or dpdk:NAME@ENCAP
     #[arg(long, value_name = "PORT")]
     pub producer: Option<PortSpec>,
     /// Stop sending after this many Interests
