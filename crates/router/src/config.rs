@@ -89,7 +89,8 @@ pub struct DpdkConfig {
     /// EAL's own arguments (`--vdev=...`, `-a PCI`, `--no-huge`, ...).
     pub eal_args: Vec<String>,
     /// Packet buffers in the one pool all ports share; 0 sizes it from the CS
-    /// capacity (every cached packet keeps its mbuf) plus the queues' descriptors.
+    /// capacity (every cached packet keeps its mbuf) plus the queues' descriptors
+    /// and the workers' rings.
     pub mbufs: u32,
     /// Descriptors per RX and per TX queue.
     pub queue_size: u16,

@@ -18,7 +18,7 @@ use trajan_io::{FaceCounters, FaceId};
 
 use crate::config::{parse_mac, Config};
 use crate::daemon::StartError;
-use crate::workers::WorkerQueues;
+use crate::workers::{WorkerQueues, IN_RING, OUT_RING};
 
 /// Face ids of DPDK ports start here, far from the socket faces' ids (256 upward).
 pub const FIRST_DPDK_FACE: FaceId = 0x4000_0000;
@@ -120,10 +120,13 @@ fn pool_size(cfg: &Config, workers: usize) -> u32 {
 }
 
 /// Every CS entry may hold an mbuf, and so may every RX and TX descriptor of every
-/// queue of every port, plus bursts in flight.
+/// queue of every port, every slot of the rings between the I/O thread and the
+/// workers (a Data received on a port the I/O thread polls stays a view of its
+/// mbuf on the way), plus bursts in flight.
 fn needed_mbufs(cfg: &Config, workers: usize) -> u32 {
     let queues = cfg.dpdk.ports.len() * workers.max(1) * 2 * usize::from(cfg.dpdk.queue_size);
-    let n = cfg.tables.cs_capacity + queues + 4096;
+    let rings = if workers > 1 { workers * (IN_RING + OUT_RING) } else { 0 };
+    let n = cfg.tables.cs_capacity + queues + rings + 4096;
     // DPDK pools are most efficient at 2^k - 1 buffers.
     (n.next_power_of_two() - 1).min(u32::MAX as usize) as u32
 }
@@ -258,6 +261,9 @@ mod tests {
         assert_eq!(pool_size(&cfg, 1), 16_383, "a smaller pool is taken (with a warning)");
         cfg.dpdk.mbufs = needed + 1;
         assert_eq!(pool_size(&cfg, 1), needed + 1);
+        cfg.tables.cs_capacity = 110_000;
+        let rings = 2 * (IN_RING + OUT_RING);
+        assert!(needed_mbufs(&cfg, 2) as usize >= 110_000 + rings, "with workers, their rings' slots too");
     }
 
     fn peer(eal: &Eal, id: u16, queues: u16, pool: &Arc<Mempool>) -> (Port, Vec<Face>) {

@@ -60,9 +60,9 @@ use crate::topology::Placement;
 
 /// Packets (and control messages) a worker's inbound ring holds; beyond it the I/O
 /// thread drops packets for that worker and counts them.
-const IN_RING: usize = 4096;
+pub(crate) const IN_RING: usize = 4096;
 /// Packets a worker's outbound ring holds; beyond it the worker drops and counts.
-const OUT_RING: usize = 8192;
+pub(crate) const OUT_RING: usize = 8192;
 /// Most packets a worker runs through its engine at once.
 const BURST: usize = 64;
 /// Longest a worker sleeps with nothing to do, so PIT expiry runs on time.
