@@ -12,6 +12,8 @@ echo "== building (release) =="
 cargo build --release --locked -p trajan
 echo "== cargo test =="
 TRAJAN_BIN="$PWD/target/release/trajan" cargo test --workspace --locked
+echo "== documentation (rustdoc; a broken or private link fails) =="
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "== DPDK feature (virtual devices: net_ring, net_null, memif; no NIC, no hugepages) =="
 cargo test --locked -p trajan-dpdk
 cargo test --locked -p trajan-router --features dpdk dpdk
