@@ -39,7 +39,9 @@ pub struct LoadArgs {
     /// Interests in flight at once
     #[arg(short = 'w', long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub window: u16,
-    /// Distinct second name components (`p0` … `pK-1`), over which dispatch spreads
+    /// Distinct components after PREFIX (`p0` … `pK-1`). A multi-worker router
+    /// dispatches on a name's first two components, so with a one-component PREFIX
+    /// the names spread over its workers; with a longer one they all go to one worker
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub prefixes: u32,
     /// InterestLifetime in milliseconds; an Interest unanswered by then counts as lost

@@ -59,7 +59,9 @@ pub struct GenArgs {
     /// Distinct names for --zipf
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub names: u64,
-    /// Distinct second name components, over which a multi-worker router spreads names
+    /// Distinct components after the prefix (`p<k>`). A multi-worker router
+    /// dispatches on a name's first two components, so with a one-component prefix
+    /// the names spread over its workers; with a longer one they all go to one worker
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub prefixes: u32,
     /// Content bytes of each Data the producer sends
