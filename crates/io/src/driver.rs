@@ -155,11 +155,11 @@ impl Io {
     /// Binds every configured endpoint, failing with the address or path that
     /// could not be used.
     pub fn new(cfg: IoConfig) -> Result<Io, IoError> {
-        let os = |action| move |source| IoError::Os { action, source };
+        let os = |action| move |error| IoError::Os { action, error };
         let hash_count = cfg.hash_ports.map_or(0, |h| h.count);
         let listeners = cfg.udp_listen.len() + hash_count + cfg.tcp_listen.len() + 1;
         if listeners >= FIRST_FACE_ID as usize {
-            return Err(IoError::Os { action: "listen on so many endpoints", source: io::Error::from(io::ErrorKind::InvalidInput) });
+            return Err(IoError::Os { action: "listen on so many endpoints", error: io::Error::from(io::ErrorKind::InvalidInput) });
         }
         let poll = Poll::new().map_err(os("create the poller"))?;
         let waker = Arc::new(mio::Waker::new(poll.registry(), WAKER).map_err(os("create the waker"))?);
@@ -240,7 +240,7 @@ impl Io {
     /// now on the workers read them, and the I/O thread only sends on its own
     /// duplicates. Empty without a hash face. Call once.
     pub fn worker_ports(&mut self) -> Result<Vec<WorkerPort>, IoError> {
-        let os = |action| move |source| IoError::Os { action, source };
+        let os = |action| move |error| IoError::Os { action, error };
         let mut ports = Vec::with_capacity(self.hash.len());
         for i in self.hash.clone() {
             let ch = &mut self.udp[i];
@@ -592,7 +592,7 @@ impl Io {
     }
 
     fn connect_tcp(&mut self, uri: &str, addr: SocketAddr, persistency: Persistency) -> Result<FaceInfo, IoError> {
-        let fail = |source| IoError::Connect { uri: uri.to_owned(), source };
+        let fail = |error| IoError::Connect { uri: uri.to_owned(), error };
         let sock = mio::net::TcpStream::connect(addr).map_err(fail)?;
         let _ = sock.set_nodelay(true);
         let local = sock.local_addr().map_err(fail)?;

@@ -9,11 +9,13 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 /// Errors from [`Io::new`](crate::Io::new) and [`Io::create_face`](crate::Io::create_face).
+/// A variant's message ends with the operating system's error, which is therefore
+/// not also its `source`: a report of the whole chain would print it twice.
 #[derive(Debug, Error)]
 pub enum IoError {
     /// A UDP or TCP listener could not be bound (address in use, not local, no permission).
-    #[error("cannot listen on {proto} {addr}: {source}")]
-    Bind { proto: &'static str, addr: SocketAddr, source: io::Error },
+    #[error("cannot listen on {proto} {addr}: {error}")]
+    Bind { proto: &'static str, addr: SocketAddr, error: io::Error },
     /// A live process already accepts connections on this Unix socket path.
     #[error("unix socket {path} is in use by another running process")]
     UnixInUse { path: PathBuf },
@@ -21,8 +23,8 @@ pub enum IoError {
     #[error("{path} exists and is not a socket; refusing to replace it")]
     NotASocket { path: PathBuf },
     /// A step of setting up the Unix socket failed.
-    #[error("unix socket {path}: cannot {action}: {source}")]
-    Unix { path: PathBuf, action: &'static str, source: io::Error },
+    #[error("unix socket {path}: cannot {action}: {error}")]
+    Unix { path: PathBuf, action: &'static str, error: io::Error },
     /// The face URI is not one this shell can open.
     #[error("bad face URI {uri:?}: {reason}")]
     BadUri { uri: String, reason: &'static str },
@@ -30,9 +32,9 @@ pub enum IoError {
     #[error("no UDP listener of the address family of {uri} to send from")]
     NoUdpChannel { uri: String },
     /// An outgoing TCP connection could not be started.
-    #[error("cannot connect to {uri}: {source}")]
-    Connect { uri: String, source: io::Error },
+    #[error("cannot connect to {uri}: {error}")]
+    Connect { uri: String, error: io::Error },
     /// The poller could not be created, or a socket not registered with it.
-    #[error("cannot {action}: {source}")]
-    Os { action: &'static str, source: io::Error },
+    #[error("cannot {action}: {error}")]
+    Os { action: &'static str, error: io::Error },
 }

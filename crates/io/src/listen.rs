@@ -38,7 +38,7 @@ pub(crate) fn udp(addr: SocketAddr) -> Result<mio::net::UdpSocket, IoError> {
         s.bind(&addr.into())?;
         Ok(s)
     };
-    let s = open().map_err(|source| IoError::Bind { proto: "udp", addr, source })?;
+    let s = open().map_err(|error| IoError::Bind { proto: "udp", addr, error })?;
     Ok(mio::net::UdpSocket::from_std(s.into()))
 }
 
@@ -49,7 +49,7 @@ const PORT_RANGE_TRIES: usize = 16;
 /// With port 0 the kernel picks the first port and the others must follow it; a
 /// range that collides with another socket is given up and another tried.
 pub(crate) fn udp_ports(base: SocketAddr, count: usize) -> Result<Vec<mio::net::UdpSocket>, IoError> {
-    let range_error = |source| IoError::Bind { proto: "udp", addr: base, source };
+    let range_error = |error| IoError::Bind { proto: "udp", addr: base, error };
     if count == 0 || base.port() as usize + count - 1 > u16::MAX as usize {
         return Err(range_error(io::Error::new(io::ErrorKind::InvalidInput, format!("{count} ports do not fit from this port"))));
     }
@@ -85,7 +85,7 @@ pub(crate) fn tcp(addr: SocketAddr) -> Result<mio::net::TcpListener, IoError> {
         s.listen(BACKLOG)?;
         Ok(s)
     };
-    let s = open().map_err(|source| IoError::Bind { proto: "tcp", addr, source })?;
+    let s = open().map_err(|error| IoError::Bind { proto: "tcp", addr, error })?;
     Ok(mio::net::TcpListener::from_std(s.into()))
 }
 
@@ -112,7 +112,7 @@ impl Drop for SocketFile {
 /// process that died is removed; one a live process still listens on is refused,
 /// and so is any path that is not a socket at all.
 pub(crate) fn unix(path: &Path) -> Result<(mio::net::UnixListener, SocketFile), IoError> {
-    let fail = |action: &'static str| move |source| IoError::Unix { path: path.to_owned(), action, source };
+    let fail = |action: &'static str| move |error| IoError::Unix { path: path.to_owned(), action, error };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(fail("create its directory"))?;
     }

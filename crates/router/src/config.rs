@@ -12,10 +12,12 @@ use thiserror::Error;
 pub const DEFAULT_CONFIG: &str = include_str!("../../../config/default.toml");
 
 /// A configuration that could not be loaded, with the file, line and key at fault.
+/// A read error's message ends with the operating system's, which is therefore not
+/// also its `source` (a report of the chain would print it twice).
 #[derive(Debug, Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {error}")]
+    Read { path: PathBuf, error: std::io::Error },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
     #[error("{path}: {key}: {message}")]
@@ -202,7 +204,7 @@ impl Config {
 
     /// Loads a file, filling absent keys from the embedded defaults.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read { path: path.to_owned(), error })?;
         Config::parse(&text, &path.display().to_string())
     }
 

@@ -38,13 +38,22 @@ const SOCKET_POLL_EVERY: u64 = 64;
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("cannot open faces: {0}")]
-    Io(#[from] trajan_io::IoError),
+    Io(trajan_io::IoError),
     #[error("static route {prefix} via {face}: {message}")]
     Route { prefix: String, face: String, message: String },
     #[error("workers: {0}")]
     Workers(String),
     #[error("DPDK: {0}")]
     Dpdk(String),
+}
+
+/// Written out rather than derived with `#[from]`, which would also make the
+/// I/O error this one's `source`: its message is already part of ours, and a
+/// report of the whole chain (`trajan: {e:#}`) would print it twice.
+impl From<trajan_io::IoError> for StartError {
+    fn from(e: trajan_io::IoError) -> Self {
+        StartError::Io(e)
+    }
 }
 
 /// Everything one forwarding loop owns.

@@ -216,3 +216,27 @@ fn bad_config_names_line_and_key() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("line 3") && err.contains("no_such_key"), "{err}");
 }
+
+/// A start that fails says why once: the operating system's error ends the
+/// message of the error that names the address or file, and is not printed
+/// again as each error of the chain is reported.
+#[test]
+fn start_errors_name_the_cause_once() {
+    let r = Router::start();
+    let dir = tempfile::tempdir().unwrap();
+    let taken = format!("127.0.0.1:{}", r.port);
+    let mut cmd = std::process::Command::new(trajan());
+    cmd.args(["run", "--unix"]).arg(dir.path().join("nfd.sock")).args(["--udp", &taken, "--tcp", &taken]);
+    let o = run_bounded(&mut cmd, Duration::from_secs(20));
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.contains(&format!("cannot listen on udp {taken}")), "{err}");
+    assert_eq!(last.matches("(os error 98)").count(), 1, "{last}");
+
+    let o = run_bounded(std::process::Command::new(trajan()).args(["run", "--config"]).arg(dir.path().join("missing.toml")), Duration::from_secs(20));
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot read") && err.contains("missing.toml"), "{err}");
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
+}
