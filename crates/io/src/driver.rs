@@ -23,7 +23,7 @@ use crate::reassembly::{Budget, Reassembler};
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
 use crate::udp::{Datagram, Outgoing, SendResult, UdpChannel, WorkerPort};
 use crate::uri::{self, Scheme};
-use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, HashPorts, IoConfig, IoError, IoEvent, IoStats, Persistency, FIRST_FACE_ID, MAX_FRAME_SIZE};
+use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, HashPorts, IoConfig, IoError, IoEvent, IoStats, Persistency, FIRST_FACE_ID, MAX_FRAME_SIZE, TCP_CONNECT_TIMEOUT};
 
 const WAKER: Token = Token(0);
 
@@ -76,6 +76,11 @@ impl Face {
             Link::Udp { .. } => 0,
         }
     }
+
+    /// An outgoing TCP connection still being established.
+    fn is_connecting(&self) -> bool {
+        matches!(&self.link, Link::Stream(conn) if conn.is_connecting())
+    }
 }
 
 /// Why a stream face is being driven.
@@ -94,6 +99,16 @@ enum Close {
     PeerClosed,
     Corrupt,
     Failed(io::Error),
+}
+
+impl std::fmt::Display for Close {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Close::PeerClosed => f.write_str("closed by the peer"),
+            Close::Corrupt => f.write_str("not a valid TLV stream"),
+            Close::Failed(e) => write!(f, "{e}"),
+        }
+    }
 }
 
 /// What a token stands for: the waker, then the listeners in configuration order,
@@ -136,6 +151,8 @@ pub struct Io {
     dirty: Vec<FaceId>,
     /// FaceDown events found outside `poll` (a write failing in `flush`).
     pending: Vec<IoEvent>,
+    /// Outgoing TCP connections not yet established, with when each is given up.
+    connecting: Vec<(FaceId, Instant)>,
     next_sweep: Instant,
     stats: IoStats,
     /// What the faces' reassemblers hold, against [`IoConfig::reassembly_bytes`].
@@ -212,6 +229,7 @@ impl Io {
             ready: HashSet::new(),
             dirty: Vec::new(),
             pending: Vec::new(),
+            connecting: Vec::new(),
             next_sweep: Instant::now() + sweep_interval(&cfg),
             stats: IoStats::default(),
             reassembly: Budget::new(cfg.reassembly_bytes),
@@ -309,8 +327,9 @@ impl Io {
         let wait = if busy {
             Duration::ZERO
         } else {
-            let to_sweep = self.next_sweep.saturating_duration_since(now);
-            timeout.map_or(to_sweep, |t| t.min(to_sweep))
+            let due = self.connecting.iter().map(|&(_, deadline)| deadline).fold(self.next_sweep, Instant::min);
+            let to_due = due.saturating_duration_since(now);
+            timeout.map_or(to_due, |t| t.min(to_due))
         };
         match self.poll.poll(&mut self.mio_events, Some(wait)) {
             Ok(()) => {}
@@ -342,6 +361,7 @@ impl Io {
         }
         self.ready_now = serving;
 
+        self.expire_connects(now, events);
         if now >= self.next_sweep {
             self.expire_idle(now, events);
             self.next_sweep = now + sweep_interval(&self.cfg);
@@ -405,8 +425,10 @@ impl Io {
     /// Opens a face to `uri` (`udp4://host:port`, `tcp4://...`, or the 6 forms).
     /// UDP faces send from the listener of the remote's address family, as NFD's
     /// UDP channel does. An existing face to the same remote is returned, its
-    /// persistency raised if asked. TCP connects in the background; a failure
-    /// later is reported as `FaceDown`. No `FaceUp` is emitted for faces made here.
+    /// persistency raised if asked. TCP connects in the background: the outcome
+    /// comes as [`IoEvent::Connected`] or [`IoEvent::ConnectFailed`] (refused, or
+    /// not established within [`TCP_CONNECT_TIMEOUT`]). No `FaceUp` is emitted
+    /// for faces made here.
     pub fn create_face(&mut self, uri: &str, persistency: Persistency) -> Result<FaceInfo, IoError> {
         self.create_face_ports(uri, persistency, 1)
     }
@@ -597,7 +619,26 @@ impl Io {
         let _ = sock.set_nodelay(true);
         let local = sock.local_addr().map_err(fail)?;
         let info = tcp_face_info(addr, local, persistency);
-        self.add_stream_face(StreamSocket::Tcp(sock), true, info).map_err(fail)
+        let info = self.add_stream_face(StreamSocket::Tcp(sock), true, info).map_err(fail)?;
+        self.connecting.push((info.id, Instant::now() + TCP_CONNECT_TIMEOUT));
+        Ok(info)
+    }
+
+    /// Whether `face` is an outgoing TCP connection not yet established (its
+    /// outcome comes as [`IoEvent::Connected`] or [`IoEvent::ConnectFailed`]).
+    pub fn is_connecting(&self, face: FaceId) -> bool {
+        self.connecting.iter().any(|&(f, _)| f == face)
+    }
+
+    /// Gives up the outgoing connections past their deadline.
+    fn expire_connects(&mut self, now: Instant, events: &mut Vec<IoEvent>) {
+        while let Some(i) = self.connecting.iter().position(|&(_, deadline)| deadline <= now) {
+            let (face, _) = self.connecting.swap_remove(i);
+            tracing::debug!(face, "TCP connect timed out");
+            self.close_face(face, None);
+            let reason = format!("not connected within {} s", TCP_CONNECT_TIMEOUT.as_secs());
+            events.push(IoEvent::ConnectFailed { face, reason });
+        }
     }
 
     /// Accepts up to a burst of connections on a TCP listener (`Some(index)`) or the
@@ -757,18 +798,25 @@ impl Io {
             None => Ok(false),
         };
         self.frames = frames;
+        let connecting = self.connecting.iter().position(|&(f, _)| f == id);
         match outcome {
-            Ok(more) => more,
-            Err(why) => {
-                match &why {
-                    Close::PeerClosed => tracing::debug!(face = id, "peer closed"),
-                    Close::Corrupt => {
-                        self.stats.corrupt_streams += 1;
-                        tracing::debug!(face = id, "corrupt stream")
-                    }
-                    Close::Failed(e) => tracing::debug!(face = id, error = %e, "stream failed"),
+            Ok(more) => {
+                if let Some(i) = connecting.filter(|_| self.faces.get(&id).is_some_and(|f| !f.is_connecting())) {
+                    self.connecting.swap_remove(i);
                 }
-                self.close_face(id, Some(events));
+                more
+            }
+            Err(why) => {
+                if matches!(why, Close::Corrupt) {
+                    self.stats.corrupt_streams += 1;
+                }
+                tracing::debug!(face = id, reason = %why, "stream face closed");
+                if connecting.is_some() {
+                    self.close_face(id, None);
+                    events.push(IoEvent::ConnectFailed { face: id, reason: why.to_string() });
+                } else {
+                    self.close_face(id, Some(events));
+                }
                 false
             }
         }
@@ -776,6 +824,7 @@ impl Io {
 
     fn close_face(&mut self, id: FaceId, events: Option<&mut Vec<IoEvent>>) {
         let Some(mut face) = self.faces.remove(&id) else { return };
+        self.connecting.retain(|&(f, _)| f != id);
         self.reassembly.release(&face.reassembler);
         // A closed UDP face's packets stay in its channel's queue until sent or
         // dropped there; a stream face's go with it.
@@ -851,8 +900,12 @@ fn drive(
     events: &mut Vec<IoEvent>,
 ) -> Result<bool, Close> {
     let Link::Stream(conn) = &mut face.link else { return Ok(false) };
+    let was_connecting = conn.is_connecting();
     if !conn.finish_connect().map_err(Close::Failed)? {
         return Ok(false);
+    }
+    if was_connecting {
+        events.push(IoEvent::Connected(id));
     }
     if why == Drive::Writable {
         conn.mark_writable();

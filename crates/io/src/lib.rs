@@ -56,6 +56,12 @@ pub type FaceId = u32;
 /// First id given to a socket face.
 pub const FIRST_FACE_ID: FaceId = 256;
 
+/// How long an outgoing TCP connection ([`Io::create_face`]) may take before its
+/// face is given up ([`IoEvent::ConnectFailed`]): long enough for a SYN lost once
+/// (resent after 1 s), short enough that management can still answer
+/// `faces/create` within the 4-second lifetime of the tools' commands.
+pub const TCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// The transport under a face, as management reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaceKind {
@@ -152,6 +158,13 @@ pub enum IoEvent {
     /// A face closed by itself (idle, EOF, error, corrupt stream). Faces removed by
     /// [`Io::destroy_face`] report nothing.
     FaceDown(FaceId),
+    /// The TCP connection [`Io::create_face`] started is established: the face
+    /// carries packets from now on. Comes before any of its packets.
+    Connected(FaceId),
+    /// The TCP connection [`Io::create_face`] started failed (`reason`), or was
+    /// not established within [`TCP_CONNECT_TIMEOUT`]. The face is gone; no
+    /// `FaceDown` follows.
+    ConnectFailed { face: FaceId, reason: String },
     /// A whole network-layer packet (possibly inside an LpPacket), as received or
     /// as reassembled from fragments.
     Packet { face: FaceId, pkt: Bytes },

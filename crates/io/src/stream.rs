@@ -144,6 +144,11 @@ impl StreamConn {
         true
     }
 
+    /// An outgoing TCP connect has not completed yet.
+    pub(crate) fn is_connecting(&self) -> bool {
+        self.connecting
+    }
+
     /// Bytes queued and not yet written.
     pub(crate) fn queued(&self) -> usize {
         self.tx_bytes

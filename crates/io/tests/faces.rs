@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
-use trajan_io::{FaceId, FaceKind, HashPorts, Io, IoConfig, IoError, IoEvent, Persistency, MAX_FRAME_SIZE};
+use trajan_io::{FaceId, FaceKind, HashPorts, Io, IoConfig, IoError, IoEvent, Persistency, MAX_FRAME_SIZE, TCP_CONNECT_TIMEOUT};
 use trajan_wire::lp::LpHeaders;
 use trajan_wire::tlv::write_tlv;
 use trajan_wire::types::DATA;
@@ -453,30 +453,74 @@ fn create_tcp_face_connects_and_carries_packets() {
     let info = io.create_face(&format!("tcp4://{remote}"), Persistency::Persistent).unwrap();
     assert_eq!((info.kind, info.remote_uri.clone()), (FaceKind::Tcp, format!("tcp4://{remote}")));
     assert!(info.local_scope);
+    assert!(io.is_connecting(info.id));
     // Queued while the connection is still being set up.
     io.send(info.id, out);
     io.flush();
     let mut events = Vec::new();
     poll_until(&mut io, &mut events, |ev| !packets_from(ev, info.id).is_empty());
     assert_eq!(packets_from(&events, info.id), vec![back]);
+    // The connection is reported once, before the face's first packet.
+    let connected: Vec<usize> = (0..events.len()).filter(|&i| matches!(events[i], IoEvent::Connected(f) if f == info.id)).collect();
+    let first_packet = events.iter().position(|e| matches!(e, IoEvent::Packet { .. })).unwrap();
+    assert!(connected.len() == 1 && connected[0] < first_packet, "{events:?}");
+    assert!(!io.is_connecting(info.id));
     assert_eq!(io.create_face(&format!("tcp4://{remote}"), Persistency::Persistent).unwrap().id, info.id);
     assert!(io.destroy_face(info.id));
     assert!(!io.destroy_face(info.id));
     peer.join().unwrap();
 }
 
+fn connect_failure(events: &[IoEvent], face: FaceId) -> Option<&str> {
+    events.iter().find_map(|e| match e {
+        IoEvent::ConnectFailed { face: f, reason } if *f == face => Some(reason.as_str()),
+        _ => None,
+    })
+}
+
 #[test]
-fn failed_tcp_connect_reports_face_down() {
+fn refused_tcp_connect_reports_why_and_removes_the_face() {
     let mut io = Io::new(config(None)).unwrap();
     let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     match io.create_face(&format!("tcp4://{closed}"), Persistency::Persistent) {
         Ok(info) => {
             let mut events = Vec::new();
-            poll_until(&mut io, &mut events, |ev| went_down(ev, info.id));
-            assert!(io.face(info.id).is_none());
+            poll_until(&mut io, &mut events, |ev| connect_failure(ev, info.id).is_some());
+            let reason = connect_failure(&events, info.id).unwrap();
+            assert!(reason.contains("refused"), "{reason}");
+            assert!(io.face(info.id).is_none() && !io.is_connecting(info.id));
+            assert!(!went_down(&events, info.id), "a face that never connected does not also go down: {events:?}");
         }
         Err(e) => assert!(matches!(e, IoError::Connect { .. }), "{e}"),
     }
+}
+
+/// A listener whose accept queue is full (backlog 0, one connection waiting)
+/// drops further SYNs, so a connect to it neither succeeds nor fails: the face
+/// is given up after [`TCP_CONNECT_TIMEOUT`].
+#[test]
+fn tcp_connect_that_never_completes_is_given_up() {
+    let listener = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    listener.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into()).unwrap();
+    listener.listen(0).unwrap();
+    let remote = listener.local_addr().unwrap().as_socket().unwrap();
+    // Fill the accept queue: connects that complete at once, until one does not.
+    let mut queued = Vec::new();
+    for _ in 0..8 {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        if s.connect_timeout(&remote.into(), Duration::from_millis(300)).is_err() {
+            break;
+        }
+        queued.push(s);
+    }
+    let mut io = Io::new(config(None)).unwrap();
+    let info = io.create_face(&format!("tcp4://{remote}"), Persistency::Persistent).unwrap();
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| connect_failure(ev, info.id).is_some());
+    let reason = connect_failure(&events, info.id).unwrap();
+    assert!(reason.contains(&format!("not connected within {} s", TCP_CONNECT_TIMEOUT.as_secs())), "{reason}");
+    assert!(io.face(info.id).is_none() && !io.is_connecting(info.id));
+    assert!(!events.iter().any(|e| matches!(e, IoEvent::Connected(_))), "{events:?}");
 }
 
 /// Framing checks shared by TCP and Unix faces: one packet written a byte at a

@@ -348,7 +348,9 @@ impl Daemon {
     }
 
     /// Applies a face coming or going; returns a received packet for the caller to
-    /// forward (the single loop batches it, the dispatch loop hands it to a worker).
+    /// forward (the single loop batches it, the dispatch loop hands it to a worker):
+    /// a packet from a face, or management's answer to a `faces/create` that
+    /// waited for the face's connection.
     fn face_event(&mut self, ev: IoEvent) -> Option<(u32, Bytes)> {
         match ev {
             IoEvent::FaceUp(info) => {
@@ -360,6 +362,17 @@ impl Daemon {
                 tracing::debug!(face = id, "face down");
                 self.face_down(id);
                 None
+            }
+            IoEvent::Connected(id) => {
+                tracing::debug!(face = id, "connected");
+                let answer = self.mgmt.connect_settled(id, Ok(()), &mut self.fwd, &self.io, self.workers.as_mut());
+                answer.map(|a| (INTERNAL_FACE, a))
+            }
+            IoEvent::ConnectFailed { face, reason } => {
+                tracing::info!(face, %reason, "TCP connection failed");
+                self.face_down(face);
+                let answer = self.mgmt.connect_settled(face, Err(&reason), &mut self.fwd, &self.io, self.workers.as_mut());
+                answer.map(|a| (INTERNAL_FACE, a))
             }
             IoEvent::Packet { face, pkt } => Some((face, pkt)),
             IoEvent::PeerMoved { face, port } => {

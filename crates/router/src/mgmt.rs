@@ -40,7 +40,8 @@ const DATASET_CACHE: usize = 16;
 /// FreshnessPeriod of every management reply.
 const REPLY_FRESHNESS_MS: u64 = 1000;
 
-/// Management state: the dataset segments already produced.
+/// Management state: the dataset segments already produced, and the
+/// `faces/create` commands still waiting for their TCP connection.
 pub struct Management {
     datasets: VecDeque<(Name, Vec<Bytes>)>,
     last_version: u64,
@@ -48,6 +49,17 @@ pub struct Management {
     /// Faces the I/O layer does not poll (DPDK ports), so that faces/list shows
     /// them too.
     pub device_faces: Vec<FaceInfo>,
+    connecting: Vec<PendingCreate>,
+}
+
+/// A `faces/create` of a TCP face, answered once its connection is established
+/// or has failed ([`Management::connect_settled`]), as NFD answers it: a tool
+/// then never reports a face that the next command finds gone.
+struct PendingCreate {
+    face: u32,
+    /// The command's name, which its answer carries.
+    name: Name,
+    uri: String,
 }
 
 impl Default for Management {
@@ -63,22 +75,39 @@ fn unix_ms() -> u64 {
 impl Management {
     /// Fresh management state; the start time is reported by `status/general`.
     pub fn new() -> Self {
-        Management { datasets: VecDeque::new(), last_version: 0, start_unix_ms: unix_ms(), device_faces: Vec::new() }
+        Management { datasets: VecDeque::new(), last_version: 0, start_unix_ms: unix_ms(), device_faces: Vec::new(), connecting: Vec::new() }
     }
 
     /// Answers one packet the engine sent to the internal face. `None` when the packet
-    /// deserves no answer (not an Interest, or a dataset segment no longer held).
-    /// `workers` are the forwarding workers when there are several.
+    /// deserves no answer (not an Interest, or a dataset segment no longer held), or
+    /// no answer yet (a `faces/create` whose TCP connection is under way: see
+    /// [`Management::connect_settled`]). `workers` are the forwarding workers when
+    /// there are several.
     pub fn handle(&mut self, pkt: &Bytes, now_ms: u64, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io, workers: Option<&mut Workers>) -> Option<Bytes> {
         let lp = LpPacket::decode(pkt).ok()?;
         let interest = Interest::decode(&lp.fragment?).ok()?;
         let ingress = lp.headers.incoming_face_id.unwrap_or(0) as u32;
-        self.answer(&interest, ingress, now_ms, fwd, rib, io, workers).map(|data| {
-            // Replies describe the router's state at one instant: never cache them, so
-            // the next `route list` shows the route just added (NDNLPv2 CachePolicy
-            // NoCache). Later segments of a dataset are served from `datasets`.
-            LpPacket::wrap(&data, &LpHeaders { cache_policy: Some(CACHE_POLICY_NO_CACHE), ..Default::default() })
-        })
+        self.answer(&interest, ingress, now_ms, fwd, rib, io, workers).map(uncached)
+    }
+
+    /// The answer to the `faces/create` that waited for `face`'s TCP connection,
+    /// now established (`Ok`) or failed (`Err` with the reason): the face joins
+    /// the forwarder (and its workers) only once it can carry packets. `None` when
+    /// no command waited for it (a configured route's face).
+    pub fn connect_settled(&mut self, face: u32, outcome: Result<(), &str>, fwd: &mut Forwarder, io: &Io, workers: Option<&mut Workers>) -> Option<Bytes> {
+        let i = self.connecting.iter().position(|p| p.face == face)?;
+        let PendingCreate { name, uri, .. } = self.connecting.swap_remove(i);
+        let resp = match (outcome, io.face(face)) {
+            (Ok(()), Some(info)) => ControlResponse::ok(add_created_face(info, fwd)),
+            // Established, then closed in the same poll.
+            (Ok(()), None) => ControlResponse::error(504, format!("Connection to {uri} closed by the peer")),
+            (Err(reason), _) => ControlResponse::error(504, format!("Cannot connect to {uri}: {reason}")),
+        };
+        if let Some(w) = workers {
+            propagate("faces", "create", &resp, fwd, w);
+        }
+        tracing::debug!(face, code = resp.status_code, "faces/create answered after its connection");
+        Some(uncached(reply(&name, resp)))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -113,7 +142,7 @@ impl Management {
         let resp = match (req.module.as_str(), req.verb.as_str()) {
             ("rib", "register") => rib_register(params, ingress, now_ms, fwd, rib),
             ("rib", "unregister") => rib_unregister(params, ingress, fwd, rib),
-            ("faces", "create") => face_create(params, fwd, io),
+            ("faces", "create") => self.face_create(params, &interest.name, fwd, io)?,
             ("faces", "destroy") => face_destroy(params, fwd, rib, io),
             ("faces", "update") => face_update(params, ingress, fwd),
             ("fib", "add-nexthop") => fib_add_nexthop(params, ingress, fwd),
@@ -219,6 +248,13 @@ fn reply(name: &Name, resp: ControlResponse) -> Bytes {
     DataBuilder::new(name.clone()).freshness_ms(REPLY_FRESHNESS_MS).build(&resp.encode())
 }
 
+/// Replies describe the router's state at one instant: they are never cached, so
+/// the next `route list` shows the route just added (NDNLPv2 CachePolicy
+/// NoCache). Later segments of a dataset are served from `datasets`.
+fn uncached(data: Bytes) -> Bytes {
+    LpPacket::wrap(&data, &LpHeaders { cache_policy: Some(CACHE_POLICY_NO_CACHE), ..Default::default() })
+}
+
 fn bad(text: &str) -> ControlResponse {
     ControlResponse::error(400, text)
 }
@@ -265,35 +301,46 @@ fn rib_unregister(p: ControlParameters, ingress: u32, fwd: &mut Forwarder, rib: 
     ControlResponse::ok(ControlParameters { name: Some(name), face_id: Some(face as u64), origin: Some(origin), ..Default::default() })
 }
 
-fn face_create(p: ControlParameters, fwd: &mut Forwarder, io: &mut Io) -> ControlResponse {
-    let Some(uri) = p.uri.clone() else { return bad("Uri is required") };
-    let persistency = match p.face_persistency.map_or(Some(Persistency::Persistent), Persistency::from_code) {
-        Some(Persistency::OnDemand) | None => return bad("FacePersistency must be persistent or permanent"),
-        Some(p) => p,
-    };
-    let existed = io.faces().find(|f| f.remote_uri == uri).map(|f| f.id);
-    match io.create_face(&uri, persistency) {
-        Ok(info) => {
-            let meta = trajan_engine::FaceMeta { local: info.local_scope, point_to_point: true, ..Default::default() };
-            if fwd.faces.get(info.id).is_none() {
-                fwd.add_face(info.id, meta);
+impl Management {
+    /// `faces/create` (the command named `name`): its answer, or `None` for a new
+    /// TCP face whose connection is under way, answered by
+    /// [`Management::connect_settled`].
+    fn face_create(&mut self, p: ControlParameters, name: &Name, fwd: &mut Forwarder, io: &mut Io) -> Option<ControlResponse> {
+        let Some(uri) = p.uri.clone() else { return Some(bad("Uri is required")) };
+        let persistency = match p.face_persistency.map_or(Some(Persistency::Persistent), Persistency::from_code) {
+            Some(Persistency::OnDemand) | None => return Some(bad("FacePersistency must be persistent or permanent")),
+            Some(p) => p,
+        };
+        let existed = io.faces().find(|f| f.remote_uri == uri).map(|f| f.id);
+        Some(match io.create_face(&uri, persistency) {
+            Ok(info) if existed.is_none() && io.is_connecting(info.id) => {
+                self.connecting.push(PendingCreate { face: info.id, name: name.clone(), uri: info.remote_uri });
+                return None;
             }
-            let body = ControlParameters {
-                face_id: Some(info.id as u64),
-                uri: Some(info.remote_uri.clone()),
-                local_uri: Some(info.local_uri.clone()),
-                face_persistency: Some(info.persistency.code()),
-                flags: Some(0),
-                mtu: info.mtu.map(|m| m as u64),
-                ..Default::default()
-            };
-            if existed.is_some() {
-                ControlResponse { status_code: 409, status_text: "Face with remote URI already exists".into(), body: Some(body) }
-            } else {
-                ControlResponse::ok(body)
+            Ok(info) if existed.is_some() => {
+                ControlResponse { status_code: 409, status_text: "Face with remote URI already exists".into(), body: Some(add_created_face(&info, fwd)) }
             }
-        }
-        Err(e) => ControlResponse::error(406, format!("Cannot create face: {e}")),
+            Ok(info) => ControlResponse::ok(add_created_face(&info, fwd)),
+            Err(e) => ControlResponse::error(406, format!("Cannot create face: {e}")),
+        })
+    }
+}
+
+/// Adds a face management created to the forwarder (if not there yet) and
+/// describes it for the answer.
+fn add_created_face(info: &FaceInfo, fwd: &mut Forwarder) -> ControlParameters {
+    let meta = trajan_engine::FaceMeta { local: info.local_scope, point_to_point: true, ..Default::default() };
+    if fwd.faces.get(info.id).is_none() {
+        fwd.add_face(info.id, meta);
+    }
+    ControlParameters {
+        face_id: Some(info.id as u64),
+        uri: Some(info.remote_uri.clone()),
+        local_uri: Some(info.local_uri.clone()),
+        face_persistency: Some(info.persistency.code()),
+        flags: Some(0),
+        mtu: info.mtu.map(|m| m as u64),
+        ..Default::default()
     }
 }
 

@@ -199,6 +199,38 @@ fn a_router_at_its_face_limit_refuses_network_peers_but_serves_local_ones() {
     put_and_fetch(&r, "/local/only", 20_000, 4);
 }
 
+/// `face create tcp4://...` answers once the connection is made, as NFD's does:
+/// a refused connection is an error (no face left behind), an accepted one a
+/// face that carries a fetch at once. Router A runs two workers, so the
+/// answer also takes the path through a worker.
+#[test]
+fn tcp_face_create_answers_after_connecting() {
+    let a = Router::start_with(&["--workers", "2"]);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let refused = format!("tcp4://{closed}");
+    let o = a.tool(&["face", "create", &refused]);
+    assert!(!o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("504") && err.contains("refused"), "{err}");
+    let o = a.tool(&["face", "list"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(&refused), "{}", text(&o));
+
+    let b = Router::start();
+    let file = random_file(b.dir.path(), 30_000, 5);
+    let mut producer = b.spawn_tool(&["put", "/tcp/obj", file.to_str().unwrap()]);
+    wait_ready_line(&mut producer);
+    let b_uri = format!("tcp4://127.0.0.1:{}", b.port);
+    let o = a.tool(&["face", "create", &b_uri]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("face-created"), "{}", text(&o));
+    let o = a.tool(&["route", "add", "/tcp", &b_uri]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = a.dir.path().join("over-tcp.bin");
+    let o = a.tool(&["get", "/tcp/obj", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\nA:\n{}", text(&o), a.log());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
+    let _ = producer.kill();
+}
+
 #[test]
 fn sigterm_shuts_down_cleanly() {
     let mut r = Router::start();
