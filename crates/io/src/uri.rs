@@ -25,7 +25,10 @@ impl Scheme {
 }
 
 /// Parses a remote URI for `create_face`. Host names are refused rather than
-/// resolved, because resolving would block the forwarding loop.
+/// resolved, because resolving would block the forwarding loop. The remote must
+/// be one unicast peer: a multicast or broadcast group, or the unspecified
+/// address, would get a point-to-point face that reaches no single peer and
+/// hears no replies (NFD refuses them too).
 pub(crate) fn parse(uri: &str) -> Result<(Scheme, SocketAddr), IoError> {
     let bad = |reason: &'static str| IoError::BadUri { uri: uri.to_owned(), reason };
     let (scheme, rest) = uri.split_once("://").ok_or(bad("expected scheme://host:port"))?;
@@ -48,6 +51,13 @@ pub(crate) fn parse(uri: &str) -> Result<(Scheme, SocketAddr), IoError> {
     };
     if addr.port() == 0 {
         return Err(bad("port 0 is not a remote endpoint"));
+    }
+    let ip = addr.ip().to_canonical();
+    if ip.is_unspecified() {
+        return Err(bad("the unspecified address is not a remote endpoint"));
+    }
+    if ip.is_multicast() || ip == IpAddr::from(std::net::Ipv4Addr::BROADCAST) {
+        return Err(bad("multicast and broadcast faces are not supported (the remote must be one unicast peer)"));
     }
     let actual = if addr.is_ipv4() { 4 } else { 6 };
     if family.is_some_and(|f| f != actual) {
@@ -86,7 +96,9 @@ mod tests {
 
     #[test]
     fn rejects_what_it_cannot_open() {
-        for uri in ["ether://[01:02:03:04:05:06]", "unix:///run/nfd.sock", "udp4://example.com:6363", "udp6://127.0.0.1:1", "tcp4://127.0.0.1:0", "127.0.0.1:6363", "udp4://"] {
+        let unopenable = ["ether://[01:02:03:04:05:06]", "unix:///run/nfd.sock", "udp4://example.com:6363", "udp6://127.0.0.1:1", "tcp4://127.0.0.1:0", "127.0.0.1:6363", "udp4://"];
+        let not_one_peer = ["udp4://224.0.23.170:56363", "udp6://[ff02::1]:6363", "udp4://255.255.255.255:6363", "tcp4://0.0.0.0:6363", "tcp6://[::]:6363", "udp6://[::ffff:224.0.0.1]:6363"];
+        for uri in unopenable.into_iter().chain(not_one_peer) {
             assert!(matches!(parse(uri), Err(IoError::BadUri { .. })), "{uri}");
         }
     }
