@@ -30,6 +30,10 @@ const WAKER: Token = Token(0);
 /// Longest gap between idle-face sweeps; `poll` returns at least this often.
 const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
+/// A permanent TCP face redials 1 s after its connection is lost or refused,
+/// doubling the wait after each failure in a row up to this.
+const MAX_REDIAL_WAIT: Duration = Duration::from_secs(60);
+
 /// Lets another thread interrupt [`Io::poll`] (for shutdown on a signal).
 #[derive(Clone)]
 pub struct Waker(Arc<mio::Waker>);
@@ -58,6 +62,9 @@ enum Link {
         ports: usize,
     },
     Stream(StreamConn),
+    /// A permanent TCP face between connections, waiting to redial (listed in
+    /// `Io::redials`): what is sent to it meanwhile is dropped and counted.
+    Redial,
 }
 
 struct Face {
@@ -65,6 +72,11 @@ struct Face {
     counters: FaceCounters,
     reassembler: Reassembler,
     link: Link,
+    /// The remote of a TCP face this side dialed (`create_face`), which it
+    /// redials when permanent.
+    dialed: Option<SocketAddr>,
+    /// Connection attempts failed in a row, which set the wait before the next.
+    failures: u32,
 }
 
 impl Face {
@@ -73,8 +85,14 @@ impl Face {
     fn stream_queued(&self) -> usize {
         match &self.link {
             Link::Stream(conn) => conn.queued(),
-            Link::Udp { .. } => 0,
+            Link::Udp { .. } | Link::Redial => 0,
         }
+    }
+
+    /// Whether a lost or refused connection is redialed rather than closing the
+    /// face: a permanent face this side dialed, as NFD's permanent TCP faces.
+    fn redials(&self) -> bool {
+        self.dialed.is_some() && self.info.persistency == Persistency::Permanent
     }
 
     /// An outgoing TCP connection still being established.
@@ -153,6 +171,8 @@ pub struct Io {
     pending: Vec<IoEvent>,
     /// Outgoing TCP connections not yet established, with when each is given up.
     connecting: Vec<(FaceId, Instant)>,
+    /// Permanent TCP faces waiting to redial, with when.
+    redials: Vec<(FaceId, Instant)>,
     next_sweep: Instant,
     stats: IoStats,
     /// What the faces' reassemblers hold, against [`IoConfig::reassembly_bytes`].
@@ -230,6 +250,7 @@ impl Io {
             dirty: Vec::new(),
             pending: Vec::new(),
             connecting: Vec::new(),
+            redials: Vec::new(),
             next_sweep: Instant::now() + sweep_interval(&cfg),
             stats: IoStats::default(),
             reassembly: Budget::new(cfg.reassembly_bytes),
@@ -327,7 +348,7 @@ impl Io {
         let wait = if busy {
             Duration::ZERO
         } else {
-            let due = self.connecting.iter().map(|&(_, deadline)| deadline).fold(self.next_sweep, Instant::min);
+            let due = self.connecting.iter().chain(&self.redials).map(|&(_, at)| at).fold(self.next_sweep, Instant::min);
             let to_due = due.saturating_duration_since(now);
             timeout.map_or(to_due, |t| t.min(to_due))
         };
@@ -362,6 +383,7 @@ impl Io {
         self.ready_now = serving;
 
         self.expire_connects(now, events);
+        self.redial_due(now);
         if now >= self.next_sweep {
             self.expire_idle(now, events);
             self.next_sweep = now + sweep_interval(&self.cfg);
@@ -402,6 +424,7 @@ impl Io {
                     self.dirty.push(face);
                 }
             }
+            Link::Redial => f.counters.dropped_out += 1,
         }
     }
 
@@ -427,8 +450,9 @@ impl Io {
     /// UDP channel does. An existing face to the same remote is returned, its
     /// persistency raised if asked. TCP connects in the background: the outcome
     /// comes as [`IoEvent::Connected`] or [`IoEvent::ConnectFailed`] (refused, or
-    /// not established within [`TCP_CONNECT_TIMEOUT`]). No `FaceUp` is emitted
-    /// for faces made here.
+    /// not established within [`TCP_CONNECT_TIMEOUT`]); a permanent TCP face
+    /// redials whenever it has no connection. No `FaceUp` is emitted for faces
+    /// made here.
     pub fn create_face(&mut self, uri: &str, persistency: Persistency) -> Result<FaceInfo, IoError> {
         self.create_face_ports(uri, persistency, 1)
     }
@@ -593,7 +617,7 @@ impl Io {
             mtu: Some(MAX_FRAME_SIZE),
         };
         let link = Link::Udp { channel, home: channel, remote, last_rx: now, queued: 0, ports };
-        self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link });
+        self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link, dialed: None, failures: 0 });
         for key in self.udp_keys(channel, remote, ports) {
             self.udp_faces.entry(key).or_insert(id);
         }
@@ -606,7 +630,7 @@ impl Io {
         let id = self.alloc_id();
         info.id = id;
         let conn = StreamConn::new(sock, connecting, self.poll.registry(), Token(id as usize))?;
-        self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link: Link::Stream(conn) });
+        self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link: Link::Stream(conn), dialed: None, failures: 0 });
         // Bytes that arrived before registration must not wait for another edge.
         self.ready.insert(Token(id as usize));
         tracing::debug!(face = id, remote = %info.remote_uri, "stream face up");
@@ -620,6 +644,7 @@ impl Io {
         let local = sock.local_addr().map_err(fail)?;
         let info = tcp_face_info(addr, local, persistency);
         let info = self.add_stream_face(StreamSocket::Tcp(sock), true, info).map_err(fail)?;
+        self.faces.get_mut(&info.id).expect("just added").dialed = Some(addr);
         self.connecting.push((info.id, Instant::now() + TCP_CONNECT_TIMEOUT));
         Ok(info)
     }
@@ -632,12 +657,67 @@ impl Io {
 
     /// Gives up the outgoing connections past their deadline.
     fn expire_connects(&mut self, now: Instant, events: &mut Vec<IoEvent>) {
-        while let Some(i) = self.connecting.iter().position(|&(_, deadline)| deadline <= now) {
-            let (face, _) = self.connecting.swap_remove(i);
+        while let Some(&(face, _)) = self.connecting.iter().find(|&&(_, deadline)| deadline <= now) {
             tracing::debug!(face, "TCP connect timed out");
-            self.close_face(face, None);
-            let reason = format!("not connected within {} s", TCP_CONNECT_TIMEOUT.as_secs());
-            events.push(IoEvent::ConnectFailed { face, reason });
+            self.lose_stream(face, format!("not connected within {} s", TCP_CONNECT_TIMEOUT.as_secs()), now, events);
+        }
+    }
+
+    /// A stream face's connection failed, was refused or timed out, or its peer
+    /// closed it. A permanent face this side dialed keeps its id, routes and
+    /// counters and redials after a wait; any other face closes. A connection
+    /// that never came up is reported as [`IoEvent::ConnectFailed`] (management
+    /// may be waiting for it), one that was up as `FaceDown` unless it redials.
+    fn lose_stream(&mut self, id: FaceId, reason: String, now: Instant, events: &mut Vec<IoEvent>) {
+        let connecting = self.connecting.iter().position(|&(f, _)| f == id).map(|i| self.connecting.swap_remove(i)).is_some();
+        let Some(face) = self.faces.get_mut(&id) else { return };
+        if face.redials() {
+            self.queued -= face.stream_queued();
+            if let Link::Stream(conn) = &mut face.link {
+                conn.deregister(self.poll.registry());
+            }
+            face.link = Link::Redial;
+            self.reassembly.release(&face.reassembler);
+            face.reassembler = Reassembler::new();
+            face.failures += 1;
+            let wait = redial_wait(face.failures);
+            self.redials.push((id, now + wait));
+            self.ready.remove(&Token(id as usize));
+            tracing::info!(face = id, %reason, retry_in = ?wait, "permanent TCP face has no connection; redialing");
+        } else {
+            self.close_face(id, (!connecting).then_some(&mut *events));
+        }
+        if connecting {
+            events.push(IoEvent::ConnectFailed { face: id, reason });
+        }
+    }
+
+    /// Redials the permanent TCP faces whose wait is over; each attempt ends like
+    /// the first ([`IoEvent::Connected`] or [`IoEvent::ConnectFailed`]).
+    fn redial_due(&mut self, now: Instant) {
+        while let Some(i) = self.redials.iter().position(|&(_, at)| at <= now) {
+            let (id, _) = self.redials.swap_remove(i);
+            let Some(face) = self.faces.get_mut(&id) else { continue };
+            let Some(remote) = face.dialed else { continue };
+            let registry = self.poll.registry();
+            let dialed = mio::net::TcpStream::connect(remote).and_then(|sock| {
+                let _ = sock.set_nodelay(true);
+                let local = sock.local_addr()?;
+                Ok((StreamConn::new(StreamSocket::Tcp(sock), true, registry, Token(id as usize))?, local))
+            });
+            match dialed {
+                Ok((conn, local)) => {
+                    face.info.local_uri = uri::format(Scheme::Tcp, local);
+                    face.link = Link::Stream(conn);
+                    self.connecting.push((id, now + TCP_CONNECT_TIMEOUT));
+                }
+                Err(e) => {
+                    face.failures += 1;
+                    let wait = redial_wait(face.failures);
+                    self.redials.push((id, now + wait));
+                    tracing::debug!(face = id, error = %e, retry_in = ?wait, "cannot redial");
+                }
+            }
         }
     }
 
@@ -798,11 +878,14 @@ impl Io {
             None => Ok(false),
         };
         self.frames = frames;
-        let connecting = self.connecting.iter().position(|&(f, _)| f == id);
         match outcome {
             Ok(more) => {
-                if let Some(i) = connecting.filter(|_| self.faces.get(&id).is_some_and(|f| !f.is_connecting())) {
-                    self.connecting.swap_remove(i);
+                let connecting = self.connecting.iter().position(|&(f, _)| f == id);
+                if let (Some(i), Some(face)) = (connecting, self.faces.get_mut(&id)) {
+                    if !face.is_connecting() {
+                        face.failures = 0;
+                        self.connecting.swap_remove(i);
+                    }
                 }
                 more
             }
@@ -810,13 +893,8 @@ impl Io {
                 if matches!(why, Close::Corrupt) {
                     self.stats.corrupt_streams += 1;
                 }
-                tracing::debug!(face = id, reason = %why, "stream face closed");
-                if connecting.is_some() {
-                    self.close_face(id, None);
-                    events.push(IoEvent::ConnectFailed { face: id, reason: why.to_string() });
-                } else {
-                    self.close_face(id, Some(events));
-                }
+                tracing::debug!(face = id, reason = %why, "stream face lost");
+                self.lose_stream(id, why.to_string(), now, events);
                 false
             }
         }
@@ -825,6 +903,7 @@ impl Io {
     fn close_face(&mut self, id: FaceId, events: Option<&mut Vec<IoEvent>>) {
         let Some(mut face) = self.faces.remove(&id) else { return };
         self.connecting.retain(|&(f, _)| f != id);
+        self.redials.retain(|&(f, _)| f != id);
         self.reassembly.release(&face.reassembler);
         // A closed UDP face's packets stay in its channel's queue until sent or
         // dropped there; a stream face's go with it.
@@ -838,6 +917,7 @@ impl Io {
                 }
             }
             Link::Stream(conn) => conn.deregister(self.poll.registry()),
+            Link::Redial => {}
         }
         self.ready.remove(&Token(id as usize));
         if let Some(events) = events {
@@ -869,6 +949,12 @@ impl Io {
             self.close_face(id, Some(events));
         }
     }
+}
+
+/// The wait before redialing a permanent TCP face after `failures` failed
+/// attempts in a row (at least one): 1 s, doubling, at most [`MAX_REDIAL_WAIT`].
+fn redial_wait(failures: u32) -> Duration {
+    Duration::from_secs(1 << failures.saturating_sub(1).min(6)).min(MAX_REDIAL_WAIT)
 }
 
 /// How often idle UDP faces are looked for: often enough that a face outlives

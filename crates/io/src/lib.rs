@@ -156,14 +156,18 @@ pub enum IoEvent {
     /// Faces made by [`Io::create_face`] are returned there instead.
     FaceUp(FaceInfo),
     /// A face closed by itself (idle, EOF, error, corrupt stream). Faces removed by
-    /// [`Io::destroy_face`] report nothing.
+    /// [`Io::destroy_face`] report nothing, and a permanent TCP face this side
+    /// dialed does not close: it redials.
     FaceDown(FaceId),
-    /// The TCP connection [`Io::create_face`] started is established: the face
-    /// carries packets from now on. Comes before any of its packets.
+    /// A TCP connection [`Io::create_face`] started (or a permanent face's
+    /// redial) is established: the face carries packets from now on. Comes
+    /// before any of its packets.
     Connected(FaceId),
-    /// The TCP connection [`Io::create_face`] started failed (`reason`), or was
-    /// not established within [`TCP_CONNECT_TIMEOUT`]. The face is gone; no
-    /// `FaceDown` follows.
+    /// A TCP connection [`Io::create_face`] started (or a permanent face's
+    /// redial) failed (`reason`), or was not established within
+    /// [`TCP_CONNECT_TIMEOUT`]. The face is gone, and no `FaceDown` follows,
+    /// unless it is permanent: then it redials after a wait, dropping what is
+    /// sent to it meanwhile, as NFD's permanent TCP faces do.
     ConnectFailed { face: FaceId, reason: String },
     /// A whole network-layer packet (possibly inside an LpPacket), as received or
     /// as reassembled from fragments.

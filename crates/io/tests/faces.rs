@@ -495,6 +495,41 @@ fn refused_tcp_connect_reports_why_and_removes_the_face() {
     }
 }
 
+/// A permanent TCP face this side dialed outlives its connection, as NFD's do:
+/// refused, it redials until the peer listens; hung up on, it redials again;
+/// what is sent between connections is dropped and counted.
+#[test]
+fn permanent_tcp_face_redials_until_the_peer_listens_and_after_it_hangs_up() {
+    let mut io = Io::new(config(None)).unwrap();
+    let remote = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let info = io.create_face(&format!("tcp4://{remote}"), Persistency::Permanent).unwrap();
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| connect_failure(ev, info.id).is_some());
+    assert!(io.face(info.id).is_some() && !went_down(&events, info.id), "{events:?}");
+    io.send(info.id, interest("/between/connections"));
+    assert_eq!(io.counters(info.id).unwrap().dropped_out, 1);
+
+    let listener = TcpListener::bind(remote).unwrap();
+    let connected = |ev: &[IoEvent]| ev.iter().any(|e| matches!(e, IoEvent::Connected(f) if *f == info.id));
+    events.clear();
+    poll_until(&mut io, &mut events, connected);
+    let (mut peer, _) = listener.accept().unwrap();
+    peer.set_read_timeout(PEER_TIMEOUT).unwrap();
+    let out = interest("/over/the/redialed/face");
+    io.send(info.id, out.clone());
+    io.flush();
+    let mut buf = vec![0u8; out.len()];
+    peer.read_exact(&mut buf).unwrap();
+    assert_eq!(buf, out);
+
+    drop(peer);
+    events.clear();
+    poll_until(&mut io, &mut events, connected);
+    assert!(!went_down(&events, info.id), "{events:?}");
+    assert_eq!(io.face(info.id).unwrap().persistency, Persistency::Permanent);
+    assert!(io.destroy_face(info.id));
+}
+
 /// A listener whose accept queue is full (backlog 0, one connection waiting)
 /// drops further SYNs, so a connect to it neither succeeds nor fails: the face
 /// is given up after [`TCP_CONNECT_TIMEOUT`].

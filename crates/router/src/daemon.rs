@@ -365,13 +365,16 @@ impl Daemon {
             }
             IoEvent::Connected(id) => {
                 tracing::debug!(face = id, "connected");
-                let answer = self.mgmt.connect_settled(id, Ok(()), &mut self.fwd, &self.io, self.workers.as_mut());
+                let answer = self.mgmt.connect_settled(id, Ok(()), &mut self.fwd, &mut self.io, self.workers.as_mut());
                 answer.map(|a| (INTERNAL_FACE, a))
             }
             IoEvent::ConnectFailed { face, reason } => {
-                tracing::info!(face, %reason, "TCP connection failed");
-                self.face_down(face);
-                let answer = self.mgmt.connect_settled(face, Err(&reason), &mut self.fwd, &self.io, self.workers.as_mut());
+                let answer = self.mgmt.connect_settled(face, Err(&reason), &mut self.fwd, &mut self.io, self.workers.as_mut());
+                // A permanent face redials (the I/O layer logs it), keeping its routes.
+                if self.io.face(face).is_none() {
+                    tracing::info!(face, %reason, "TCP connection failed; face closed");
+                    self.face_down(face);
+                }
                 answer.map(|a| (INTERNAL_FACE, a))
             }
             IoEvent::Packet { face, pkt } => Some((face, pkt)),

@@ -92,16 +92,21 @@ impl Management {
 
     /// The answer to the `faces/create` that waited for `face`'s TCP connection,
     /// now established (`Ok`) or failed (`Err` with the reason): the face joins
-    /// the forwarder (and its workers) only once it can carry packets. `None` when
-    /// no command waited for it (a configured route's face).
-    pub fn connect_settled(&mut self, face: u32, outcome: Result<(), &str>, fwd: &mut Forwarder, io: &Io, workers: Option<&mut Workers>) -> Option<Bytes> {
+    /// the forwarder (and its workers) only once it can carry packets, and a
+    /// permanent face whose first connection failed is destroyed rather than
+    /// left to redial, as NFD fails the command. `None` when no command waited
+    /// for it (a configured route's face, or a later redial).
+    pub fn connect_settled(&mut self, face: u32, outcome: Result<(), &str>, fwd: &mut Forwarder, io: &mut Io, workers: Option<&mut Workers>) -> Option<Bytes> {
         let i = self.connecting.iter().position(|p| p.face == face)?;
         let PendingCreate { name, uri, .. } = self.connecting.swap_remove(i);
         let resp = match (outcome, io.face(face)) {
             (Ok(()), Some(info)) => ControlResponse::ok(add_created_face(info, fwd)),
             // Established, then closed in the same poll.
             (Ok(()), None) => ControlResponse::error(504, format!("Connection to {uri} closed by the peer")),
-            (Err(reason), _) => ControlResponse::error(504, format!("Cannot connect to {uri}: {reason}")),
+            (Err(reason), _) => {
+                io.destroy_face(face);
+                ControlResponse::error(504, format!("Cannot connect to {uri}: {reason}"))
+            }
         };
         if let Some(w) = workers {
             propagate("faces", "create", &resp, fwd, w);

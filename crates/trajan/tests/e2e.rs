@@ -212,6 +212,9 @@ fn tcp_face_create_answers_after_connecting() {
     assert!(!o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("504") && err.contains("refused"), "{err}");
+    // A permanent face too: it redials only once it has connected.
+    let o = a.tool(&["face", "create", &refused, "--persistency", "permanent"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("504"), "{}", text(&o));
     let o = a.tool(&["face", "list"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains(&refused), "{}", text(&o));
 
@@ -226,6 +229,28 @@ fn tcp_face_create_answers_after_connecting() {
     assert!(o.status.success(), "{}", text(&o));
     let out = a.dir.path().join("over-tcp.bin");
     let o = a.tool(&["get", "/tcp/obj", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\nA:\n{}", text(&o), a.log());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
+    let _ = producer.kill();
+}
+
+/// A configured route over TCP to a neighbour that is not up yet: the router
+/// starts anyway, the route's permanent face redials, and once the neighbour
+/// listens the route carries a fetch.
+#[test]
+fn configured_tcp_route_waits_for_its_neighbour() {
+    let b_port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("a.toml");
+    std::fs::write(&cfg, format!("[[routes]]\nprefix = \"/later\"\nface = \"tcp4://127.0.0.1:{b_port}\"\n")).unwrap();
+    let a = Router::start_with(&["--config", cfg.to_str().unwrap()]);
+    let b = Router::start_on(b_port, &[]);
+    let file = random_file(b.dir.path(), 20_000, 6);
+    let mut producer = b.spawn_tool(&["put", "/later/obj", file.to_str().unwrap()]);
+    wait_ready_line(&mut producer);
+    // Interests sent while A's face waits to redial are dropped: retry until it has.
+    let out = a.dir.path().join("later.bin");
+    let o = a.tool(&["get", "/later/obj", "-o", out.to_str().unwrap(), "--timeout", "1000", "--retries", "15"]);
     assert!(o.status.success(), "{}\nA:\n{}", text(&o), a.log());
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
     let _ = producer.kill();

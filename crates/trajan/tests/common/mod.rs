@@ -42,7 +42,12 @@ impl Router {
 
     /// Starts `trajan run` with extra arguments.
     pub fn start_with(extra: &[&str]) -> Router {
-        Router::start_cmd(Command::new(trajan()), extra)
+        Router::start_cmd(Command::new(trajan()), free_port(), extra)
+    }
+
+    /// Starts `trajan run` on a given UDP/TCP port (one another router was told of).
+    pub fn start_on(port: u16, extra: &[&str]) -> Router {
+        Router::start_cmd(Command::new(trajan()), port, extra)
     }
 
     /// Starts `trajan run` inside network namespace `netns` (whose loopback must be
@@ -50,13 +55,12 @@ impl Router {
     pub fn start_in(netns: &str, extra: &[&str]) -> Router {
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", netns, trajan()]);
-        Router::start_cmd(cmd, extra)
+        Router::start_cmd(cmd, free_port(), extra)
     }
 
-    fn start_cmd(mut cmd: Command, extra: &[&str]) -> Router {
+    fn start_cmd(mut cmd: Command, port: u16, extra: &[&str]) -> Router {
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("nfd.sock");
-        let port = free_port();
         let log = std::fs::File::create(dir.path().join("trajan.log")).unwrap();
         let addr = format!("127.0.0.1:{port}");
         let child = cmd
