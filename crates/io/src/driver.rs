@@ -652,7 +652,7 @@ impl Io {
     /// Whether `face` is an outgoing TCP connection not yet established (its
     /// outcome comes as [`IoEvent::Connected`] or [`IoEvent::ConnectFailed`]).
     pub fn is_connecting(&self, face: FaceId) -> bool {
-        self.connecting.iter().any(|&(f, _)| f == face)
+        self.faces.get(&face).is_some_and(Face::is_connecting)
     }
 
     /// Gives up the outgoing connections past their deadline.

@@ -148,7 +148,7 @@ impl Management {
             ("rib", "register") => rib_register(params, ingress, now_ms, fwd, rib),
             ("rib", "unregister") => rib_unregister(params, ingress, fwd, rib),
             ("faces", "create") => self.face_create(params, &interest.name, fwd, io)?,
-            ("faces", "destroy") => face_destroy(params, fwd, rib, io),
+            ("faces", "destroy") => self.face_destroy(params, fwd, rib, io),
             ("faces", "update") => face_update(params, ingress, fwd),
             ("fib", "add-nexthop") => fib_add_nexthop(params, ingress, fwd),
             ("fib", "remove-nexthop") => fib_remove_nexthop(params, ingress, fwd),
@@ -223,6 +223,42 @@ impl Management {
         }
         self.datasets.push_back((versioned, segments));
         Some(first)
+    }
+
+    /// `faces/create` (the command named `name`): its answer, or `None` for a new
+    /// TCP face whose connection is under way, answered by
+    /// [`Management::connect_settled`].
+    fn face_create(&mut self, p: ControlParameters, name: &Name, fwd: &mut Forwarder, io: &mut Io) -> Option<ControlResponse> {
+        let Some(uri) = p.uri.clone() else { return Some(bad("Uri is required")) };
+        let persistency = match p.face_persistency.map_or(Some(Persistency::Persistent), Persistency::from_code) {
+            Some(Persistency::OnDemand) | None => return Some(bad("FacePersistency must be persistent or permanent")),
+            Some(p) => p,
+        };
+        let existed = io.faces().find(|f| f.remote_uri == uri).map(|f| f.id);
+        Some(match io.create_face(&uri, persistency) {
+            Ok(info) if existed.is_none() && io.is_connecting(info.id) => {
+                self.connecting.push(PendingCreate { face: info.id, name: name.clone(), uri: info.remote_uri });
+                return None;
+            }
+            Ok(info) if existed.is_some() => {
+                ControlResponse { status_code: 409, status_text: "Face with remote URI already exists".into(), body: Some(add_created_face(&info, fwd)) }
+            }
+            Ok(info) => ControlResponse::ok(add_created_face(&info, fwd)),
+            Err(e) => ControlResponse::error(406, format!("Cannot create face: {e}")),
+        })
+    }
+
+    /// `faces/destroy`. A `faces/create` still waiting for the face's
+    /// connection is forgotten: the face is gone and no event will settle it.
+    fn face_destroy(&mut self, p: ControlParameters, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io) -> ControlResponse {
+        let Some(id) = p.face_id else { return bad("FaceId is required") };
+        let id = id.min(u32::MAX as u64) as u32;
+        if id != INTERNAL_FACE && io.destroy_face(id) {
+            rib.remove_face(&mut fwd.fib, id);
+            fwd.remove_face(id);
+            self.connecting.retain(|c| c.face != id);
+        }
+        ControlResponse::ok(ControlParameters { face_id: Some(id as u64), ..Default::default() })
     }
 
     fn general_status(&self, fwd: &Forwarder, total: &ShardStats) -> ForwarderStatus {
@@ -306,31 +342,6 @@ fn rib_unregister(p: ControlParameters, ingress: u32, fwd: &mut Forwarder, rib: 
     ControlResponse::ok(ControlParameters { name: Some(name), face_id: Some(face as u64), origin: Some(origin), ..Default::default() })
 }
 
-impl Management {
-    /// `faces/create` (the command named `name`): its answer, or `None` for a new
-    /// TCP face whose connection is under way, answered by
-    /// [`Management::connect_settled`].
-    fn face_create(&mut self, p: ControlParameters, name: &Name, fwd: &mut Forwarder, io: &mut Io) -> Option<ControlResponse> {
-        let Some(uri) = p.uri.clone() else { return Some(bad("Uri is required")) };
-        let persistency = match p.face_persistency.map_or(Some(Persistency::Persistent), Persistency::from_code) {
-            Some(Persistency::OnDemand) | None => return Some(bad("FacePersistency must be persistent or permanent")),
-            Some(p) => p,
-        };
-        let existed = io.faces().find(|f| f.remote_uri == uri).map(|f| f.id);
-        Some(match io.create_face(&uri, persistency) {
-            Ok(info) if existed.is_none() && io.is_connecting(info.id) => {
-                self.connecting.push(PendingCreate { face: info.id, name: name.clone(), uri: info.remote_uri });
-                return None;
-            }
-            Ok(info) if existed.is_some() => {
-                ControlResponse { status_code: 409, status_text: "Face with remote URI already exists".into(), body: Some(add_created_face(&info, fwd)) }
-            }
-            Ok(info) => ControlResponse::ok(add_created_face(&info, fwd)),
-            Err(e) => ControlResponse::error(406, format!("Cannot create face: {e}")),
-        })
-    }
-}
-
 /// Adds a face management created to the forwarder (if not there yet) and
 /// describes it for the answer.
 fn add_created_face(info: &FaceInfo, fwd: &mut Forwarder) -> ControlParameters {
@@ -347,16 +358,6 @@ fn add_created_face(info: &FaceInfo, fwd: &mut Forwarder) -> ControlParameters {
         mtu: info.mtu.map(|m| m as u64),
         ..Default::default()
     }
-}
-
-fn face_destroy(p: ControlParameters, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io) -> ControlResponse {
-    let Some(id) = p.face_id else { return bad("FaceId is required") };
-    let id = id.min(u32::MAX as u64) as u32;
-    if id != INTERNAL_FACE && io.destroy_face(id) {
-        rib.remove_face(&mut fwd.fib, id);
-        fwd.remove_face(id);
-    }
-    ControlResponse::ok(ControlParameters { face_id: Some(id as u64), ..Default::default() })
 }
 
 /// `faces/update`: only the LocalFieldsEnabled flag (bit 0) is meaningful here.
@@ -617,11 +618,19 @@ mod tests {
 
         /// The reply to an Interest for `name` from `face`, as the engine hands it over.
         fn ask(&mut self, face: u32, name: Name) -> Data {
+            reply_data(&self.try_ask(face, name).expect("a reply"))
+        }
+
+        /// [`Router::ask`] for a command that may be answered later.
+        fn try_ask(&mut self, face: u32, name: Name) -> Option<Bytes> {
             let headers = LpHeaders { incoming_face_id: Some(face.into()), ..Default::default() };
             let pkt = LpPacket::wrap(&Interest::new(name).encode(), &headers);
-            let reply = self.mgmt.handle(&pkt, 0, &mut self.fwd, &mut self.rib, &mut self.io, None).expect("a reply");
-            Data::decode(&LpPacket::decode(&reply).unwrap().fragment.unwrap()).unwrap()
+            self.mgmt.handle(&pkt, 0, &mut self.fwd, &mut self.rib, &mut self.io, None)
         }
+    }
+
+    fn reply_data(reply: &Bytes) -> Data {
+        Data::decode(&LpPacket::decode(reply).unwrap().fragment.unwrap()).unwrap()
     }
 
     fn status(data: &Data) -> Option<u32> {
@@ -664,5 +673,37 @@ mod tests {
         assert_eq!(r.rib.iter().count(), 0);
         assert_eq!(status(&r.ask(LOCAL, command_name(MgmtScope::Localhop, "rib", "register", &params))), Some(200));
         assert_eq!(r.rib.iter().count(), 1);
+    }
+
+    /// A TCP `faces/create` is answered once its connection is made; one whose
+    /// face `faces/destroy` removed first is forgotten, as no event settles it.
+    #[test]
+    fn tcp_face_create_answers_when_connected_and_destroy_forgets_it() {
+        let mut r = Router::new();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let uri = format!("tcp4://{}", listener.local_addr().unwrap());
+        let create = command_name(MgmtScope::Localhost, "faces", "create", &ControlParameters { uri: Some(uri.clone()), ..Default::default() });
+        let face_of = |io: &Io| io.faces().find(|f| f.remote_uri == uri).map(|f| f.id).expect("the face");
+
+        assert!(r.try_ask(LOCAL, create.clone()).is_none(), "no answer while connecting");
+        let first = face_of(&r.io);
+        let destroy = ControlParameters { face_id: Some(first.into()), ..Default::default() };
+        assert_eq!(status(&r.ask(LOCAL, command_name(MgmtScope::Localhost, "faces", "destroy", &destroy))), Some(200));
+        assert!(r.mgmt.connect_settled(first, Ok(()), &mut r.fwd, &mut r.io, None).is_none());
+
+        assert!(r.try_ask(LOCAL, create.clone()).is_none());
+        let second = face_of(&r.io);
+        let mut events = Vec::new();
+        for _ in 0..500 {
+            r.io.poll(Some(std::time::Duration::from_millis(20)), &mut events).unwrap();
+            if events.iter().any(|e| matches!(e, trajan_io::IoEvent::Connected(f) if *f == second)) {
+                break;
+            }
+        }
+        assert!(events.iter().any(|e| matches!(e, trajan_io::IoEvent::Connected(f) if *f == second)), "{events:?}");
+        let answer = r.mgmt.connect_settled(second, Ok(()), &mut r.fwd, &mut r.io, None).expect("the waiting command's answer");
+        let answer = reply_data(&answer);
+        assert_eq!((answer.name(), status(&answer)), (&create, Some(200)));
+        assert!(r.fwd.faces.get(second).is_some());
     }
 }
