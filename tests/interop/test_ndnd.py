@@ -60,3 +60,24 @@ def test_management_datasets(clients):
     assert res.returncode == 0 and "prefix=/interop/mgmt/x" in res.stdout, res.describe()
     res = tool("fib-list")
     assert res.returncode == 0 and "/interop/mgmt/x" in res.stdout, res.describe()
+
+
+def test_strategy_choice_and_cs_info(clients):
+    """ndnd's strategy-set, strategy-list and strategy-unset change and read the
+    forwarder's strategy choices (strategy-choice/set answers with the versioned
+    name, as NFD does), and cs-info reads cs/info with both CS switches on."""
+
+    def tool(*args):
+        res = clients.run(clients.argv("ndnd", "", "fw", *args), timeout=20)
+        assert res.returncode == 0, res.describe()
+        return res
+
+    res = tool("strategy-set", "prefix=/interop/strategy", "strategy=/localhost/nfd/strategy/multicast")
+    assert "Status=200" in res.stdout and re.search(r"multicast/v=\d+", res.stdout), res.describe()
+    res = tool("strategy-list")
+    assert re.search(r"prefix=/interop/strategy strategy=/localhost/nfd/strategy/multicast/v=\d+", res.stdout), res.describe()
+    tool("strategy-unset", "prefix=/interop/strategy")
+    res = tool("strategy-list")
+    assert "/interop/strategy" not in res.stdout and "prefix=/ strategy=" in res.stdout, res.describe()
+    res = tool("cs-info")
+    assert re.search(r"admit=true", res.stdout) and re.search(r"serve=true", res.stdout), res.describe()

@@ -398,7 +398,8 @@ fn strategy_set(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
     let (Some(name), Some(strategy)) = (p.name.clone(), p.strategy.clone()) else { return bad("Name and Strategy are required") };
     let Some(kind) = StrategyKind::from_name(&strategy.name) else { return ControlResponse::error(404, "Strategy not found") };
     fwd.strategies.insert(&name, kind);
-    ControlResponse::ok(ControlParameters { name: Some(name), strategy: Some(strategy), ..Default::default() })
+    // As NFD: the answer names the strategy chosen, version included.
+    ControlResponse::ok(ControlParameters { name: Some(name), strategy: Some(strategy_of(kind)), ..Default::default() })
 }
 
 fn strategy_unset(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
@@ -410,11 +411,41 @@ fn strategy_unset(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse 
     ControlResponse::ok(ControlParameters { name: Some(name), ..Default::default() })
 }
 
+/// `cs/config`'s Flags and Mask bits (NFD's CsFlagBit).
+const CS_ENABLE_ADMIT: u64 = 1;
+const CS_ENABLE_SERVE: u64 = 2;
+
+/// The CS's Flags as `cs/config` and `cs/info` report them.
+fn cs_flags(cs: &trajan_tables::Cs) -> u64 {
+    (if cs.admits() { CS_ENABLE_ADMIT } else { 0 }) | if cs.serves() { CS_ENABLE_SERVE } else { 0 }
+}
+
+/// `cs/config`: the capacity, and the admit and serve flags the Mask selects
+/// (NFD's semantics). A Mask without Flags, or one with bits NFD does not
+/// define, is refused before anything changes: a command that would be
+/// obeyed only in part must not be obeyed at all.
 fn cs_config(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
+    let mask = match (p.flags, p.mask) {
+        (None, None) => 0,
+        (Some(_), None) => return bad("Flags need a Mask saying which of them to change"),
+        (None, Some(_)) => return bad("Mask needs Flags giving the new values"),
+        (Some(_), Some(m)) if m & !(CS_ENABLE_ADMIT | CS_ENABLE_SERVE) != 0 => {
+            return bad("Mask may select only CS_ENABLE_ADMIT (1) and CS_ENABLE_SERVE (2)")
+        }
+        (Some(_), Some(m)) => m,
+    };
+    let flags = p.flags.unwrap_or(0);
+    let cs = &mut fwd.pcct.cs;
     if let Some(c) = p.capacity {
-        fwd.pcct.cs.set_capacity(c.min(usize::MAX as u64) as usize);
+        cs.set_capacity(c.min(usize::MAX as u64) as usize);
     }
-    ControlResponse::ok(ControlParameters { capacity: Some(fwd.pcct.cs.capacity() as u64), flags: Some(3), ..Default::default() })
+    if mask & CS_ENABLE_ADMIT != 0 {
+        cs.set_admit(flags & CS_ENABLE_ADMIT != 0);
+    }
+    if mask & CS_ENABLE_SERVE != 0 {
+        cs.set_serve(flags & CS_ENABLE_SERVE != 0);
+    }
+    ControlResponse::ok(ControlParameters { capacity: Some(cs.capacity() as u64), flags: Some(cs_flags(cs)), ..Default::default() })
 }
 
 fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Workers>) -> ControlResponse {
@@ -498,7 +529,7 @@ fn rib_list(rib: &Rib, now_ms: u64) -> Vec<RibEntry> {
 fn cs_info(fwd: &Forwarder, total: &ShardStats) -> CsInfo {
     CsInfo {
         capacity: fwd.pcct.cs.capacity() as u64,
-        flags: 3,
+        flags: cs_flags(&fwd.pcct.cs),
         n_cs_entries: total.cs_entries as u64,
         n_hits: total.cs_hits,
         n_misses: total.cs_misses,
@@ -574,9 +605,17 @@ fn propagate(module: &str, verb: &str, resp: &ControlResponse, fwd: &Forwarder, 
         ("rib" | "fib", _, Some(name), _) => workers.broadcast(Change::route(fwd, name)),
         ("faces", _, _, Some(id)) => workers.broadcast(Change::face(fwd, id.min(u32::MAX as u64) as u32)),
         ("strategy-choice", _, Some(name), _) => workers.broadcast(Change::Strategy(name.clone(), fwd.strategies.get(name).copied())),
-        ("cs", "config", _, _) => workers.broadcast(Change::CsCapacity(fwd.pcct.cs.capacity().div_ceil(workers.len().max(1)))),
+        ("cs", "config", _, _) => {
+            let cs = &fwd.pcct.cs;
+            workers.broadcast(Change::Cs { capacity: cs.capacity().div_ceil(workers.len().max(1)), admit: cs.admits(), serve: cs.serves() })
+        }
         _ => {}
     }
+}
+
+/// A strategy's NFD name, as management reports it.
+fn strategy_of(kind: StrategyKind) -> Strategy {
+    Strategy { name: kind.name().parse().expect("static strategy names parse") }
 }
 
 fn strategy_list(fwd: &Forwarder) -> Vec<StrategyChoice> {
@@ -584,7 +623,7 @@ fn strategy_list(fwd: &Forwarder) -> Vec<StrategyChoice> {
         .iter()
         .map(|(name, kind)| StrategyChoice {
             name: name.clone(),
-            strategy: Strategy { name: kind.name().parse().expect("static strategy names parse") },
+            strategy: strategy_of(*kind),
         })
         .collect()
 }
@@ -673,6 +712,36 @@ mod tests {
         assert_eq!(r.rib.iter().count(), 0);
         assert_eq!(status(&r.ask(LOCAL, command_name(MgmtScope::Localhop, "rib", "register", &params))), Some(200));
         assert_eq!(r.rib.iter().count(), 1);
+    }
+
+    /// `cs/config` switches admit and serve as its Mask says and reports them,
+    /// as `cs/info` does; Flags without a Mask, or a Mask with bits NFD does
+    /// not define, change nothing, not even the capacity given with them.
+    #[test]
+    fn cs_config_switches_admit_and_serve_by_mask() {
+        let mut r = Router::new();
+        let config = |r: &mut Router, capacity: Option<u64>, flags: Option<u64>, mask: Option<u64>| {
+            let p = ControlParameters { capacity, flags, mask, ..Default::default() };
+            let reply = r.ask(LOCAL, command_name(MgmtScope::Localhost, "cs", "config", &p));
+            let resp = ControlResponse::decode(&reply.content_bytes()).unwrap();
+            (resp.status_code, resp.body.map(|b| (b.capacity, b.flags)))
+        };
+        let info = |r: &mut Router| {
+            let d = r.ask(LOCAL, dataset_name(MgmtScope::Localhost, "cs", "info"));
+            let i = trajan_wire::mgmt::decode_list::<CsInfo>(&d.content_bytes()).unwrap().remove(0);
+            (i.capacity, i.flags)
+        };
+        let capacity = r.fwd.pcct.cs.capacity() as u64;
+        assert_eq!(info(&mut r), (capacity, 3));
+        assert_eq!(config(&mut r, None, Some(0), Some(1)), (200, Some((Some(capacity), Some(2)))), "admit off, serve untouched");
+        assert!(!r.fwd.pcct.cs.admits() && r.fwd.pcct.cs.serves());
+        assert_eq!(config(&mut r, Some(10), Some(1), Some(3)), (200, Some((Some(10), Some(1)))), "admit on, serve off");
+        assert_eq!(info(&mut r), (10, 1));
+        assert_eq!(config(&mut r, None, None, None), (200, Some((Some(10), Some(1)))), "nothing asked, nothing changed");
+        for (flags, mask) in [(Some(3), None), (None, Some(3)), (Some(3), Some(4)), (Some(0), Some(0x11))] {
+            assert_eq!(config(&mut r, Some(99), flags, mask).0, 400, "flags {flags:?} mask {mask:?}");
+        }
+        assert_eq!(info(&mut r), (10, 1), "a refused command changed nothing");
     }
 
     /// A TCP `faces/create` is answered once its connection is made; one whose

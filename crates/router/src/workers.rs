@@ -87,8 +87,9 @@ pub enum Change {
     Route(Name, SmallVec<[NextHop; 4]>),
     /// The strategy chosen for exactly this prefix (`None`: unset).
     Strategy(Name, Option<StrategyKind>),
-    /// Per-worker CS capacity.
-    CsCapacity(usize),
+    /// The CS configuration: per-worker capacity, and whether the stores admit
+    /// new Data and serve Interests (`cs/config`).
+    Cs { capacity: usize, admit: bool, serve: bool },
 }
 
 impl Change {
@@ -123,7 +124,12 @@ impl Change {
             Change::Strategy(prefix, None) => {
                 fwd.strategies.remove(prefix);
             }
-            Change::CsCapacity(c) => fwd.pcct.cs.set_capacity(*c),
+            &Change::Cs { capacity, admit, serve } => {
+                let cs = &mut fwd.pcct.cs;
+                cs.set_capacity(capacity);
+                cs.set_admit(admit);
+                cs.set_serve(serve);
+            }
         }
     }
 }
@@ -136,6 +142,10 @@ pub struct ShardStats {
     pub pit_entries: usize,
     pub cs_entries: usize,
     pub cs_capacity: usize,
+    /// Whether the shard's store admits new Data and serves Interests
+    /// (`cs/config`; in a sum, whether every shard's does).
+    pub cs_admit: bool,
+    pub cs_serve: bool,
     pub cs_hits: u64,
     pub cs_misses: u64,
     /// Packets the I/O thread handed to this worker.
@@ -163,6 +173,8 @@ impl ShardStats {
             pit_entries: fwd.pcct.pit.len(),
             cs_entries: fwd.pcct.cs.len(),
             cs_capacity: fwd.pcct.cs.capacity(),
+            cs_admit: fwd.pcct.cs.admits(),
+            cs_serve: fwd.pcct.cs.serves(),
             cs_hits: fwd.pcct.cs.hits(),
             cs_misses: fwd.pcct.cs.misses(),
             ..ShardStats::default()
@@ -171,7 +183,7 @@ impl ShardStats {
 
     /// The whole router's numbers: every shard's added up.
     pub fn sum(shards: &[ShardStats]) -> ShardStats {
-        let mut t = ShardStats::default();
+        let mut t = ShardStats { cs_admit: true, cs_serve: true, ..ShardStats::default() };
         for s in shards {
             add_forwarder(&mut t.counters, &s.counters);
             for (id, c) in &s.faces {
@@ -182,6 +194,8 @@ impl ShardStats {
             t.pit_entries += s.pit_entries;
             t.cs_entries += s.cs_entries;
             t.cs_capacity += s.cs_capacity;
+            t.cs_admit &= s.cs_admit;
+            t.cs_serve &= s.cs_serve;
             t.cs_hits += s.cs_hits;
             t.cs_misses += s.cs_misses;
             t.dispatched += s.dispatched;
@@ -1421,10 +1435,12 @@ pub(crate) mod tests {
         assert_eq!(stats.len(), 3);
         assert_eq!(ShardStats::sum(&stats).counters.unsolicited_data, 30);
         assert_eq!(w.cs_erase(&"/c".parse().unwrap(), 100), 0, "unsolicited Data is not cached");
-        w.broadcast(Change::CsCapacity(7));
+        w.broadcast(Change::Cs { capacity: 7, admit: false, serve: true });
         w.broadcast(Change::Strategy("/m".parse().unwrap(), Some(StrategyKind::Multicast)));
         w.broadcast(Change::Face(UP2, None));
         let stats = w.stats();
-        assert!(stats.iter().all(|s| s.cs_capacity == 7 && !s.faces.contains_key(&UP2)));
+        assert!(stats.iter().all(|s| s.cs_capacity == 7 && !s.cs_admit && s.cs_serve && !s.faces.contains_key(&UP2)));
+        let total = ShardStats::sum(&stats);
+        assert!(!total.cs_admit && total.cs_serve, "the sum admits only if every shard does");
     }
 }

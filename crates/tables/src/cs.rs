@@ -161,6 +161,10 @@ pub struct Cs {
     lru: List,
     pub(crate) names: NameHasher,
     capacity: usize,
+    /// NFD's CS_ENABLE_ADMIT: whether new Data may enter ([`Cs::set_admit`]).
+    admit: bool,
+    /// NFD's CS_ENABLE_SERVE: whether Interests may be answered ([`Cs::set_serve`]).
+    serve: bool,
     hits: u64,
     misses: u64,
 }
@@ -183,9 +187,36 @@ impl Cs {
             lru: List::default(),
             names,
             capacity,
+            admit: true,
+            serve: true,
             hits: 0,
             misses: 0,
         }
+    }
+
+    /// Lets new Data in (the default) or keeps them out, NFD's `cs/config`
+    /// admit flag: an experiment can stop caching without losing what is
+    /// cached, which lowering the capacity would evict.
+    pub fn set_admit(&mut self, on: bool) {
+        self.admit = on;
+    }
+
+    /// Whether new Data are cached ([`Cs::set_admit`]).
+    pub fn admits(&self) -> bool {
+        self.admit
+    }
+
+    /// Lets the store answer Interests (the default), or makes every lookup
+    /// miss, NFD's `cs/config` serve flag: Interests then go upstream, as
+    /// without a cache, while the store keeps (and, admitting, keeps filling)
+    /// its packets for when serving resumes.
+    pub fn set_serve(&mut self, on: bool) {
+        self.serve = on;
+    }
+
+    /// Whether the store answers Interests ([`Cs::set_serve`]).
+    pub fn serves(&self) -> bool {
+        self.serve
     }
 
     /// Number of cached packets.
@@ -287,10 +318,18 @@ impl Cs {
         key
     }
 
+    /// Whether an insertion may add a packet: the store admits and has room
+    /// for one.
+    #[inline(always)]
+    fn admitting(&self) -> bool {
+        self.admit && self.capacity > 0
+    }
+
     /// Caches `data`, fresh until `now_ms` plus its FreshnessPeriod (an absent or zero
     /// period makes it stale at once), evicting the least recently used when full.
+    /// A store that does not admit ([`Cs::set_admit`]) leaves it out.
     pub fn insert(&mut self, data: &Data, now_ms: u64) {
-        if self.capacity > 0 {
+        if self.admitting() {
             let key = Cs::key(&self.names.key(data.name()));
             let found = self.find(key.name, data.name().value());
             self.insert_found(data, key, found, now_ms);
@@ -302,7 +341,7 @@ impl Cs {
     /// index holds for the name (`found`, from a walk since which the index has not
     /// changed), so the name is looked up once too.
     pub(crate) fn insert_found(&mut self, data: &Data, key: CsKey, found: Option<Slot>, now_ms: u64) {
-        if self.capacity == 0 {
+        if !self.admitting() {
             return;
         }
         let fresh_until = now_ms.saturating_add(data.freshness_ms.unwrap_or(0));
@@ -394,7 +433,7 @@ impl Cs {
     /// or is the parent the packet registered, `prefix` is not a proper prefix of
     /// `data_name`, or the packet already has [`MAX_INDIRECT`] indirect entries.
     pub fn insert_indirect(&mut self, prefix: &Name, data_name: &Name) {
-        if self.capacity == 0 || prefix.len() >= data_name.len() || !prefix.is_prefix_of(data_name) {
+        if !self.admitting() || prefix.len() >= data_name.len() || !prefix.is_prefix_of(data_name) {
             return;
         }
         let Some(Slot::Direct(target)) = self.find(self.tag_of(data_name, data_name.len()), data_name.value()) else { return };
@@ -408,6 +447,7 @@ impl Cs {
     /// recently used. Exact name first; then, for a name ending in an implicit
     /// digest, the Data whose full name it is; then, with CanBePrefix, the Data an
     /// indirect entry points at. With MustBeFresh only fresh Data qualify.
+    /// A store that does not serve ([`Cs::set_serve`]) answers none.
     pub fn lookup(&mut self, interest: &Interest, now_ms: u64) -> Option<&Bytes> {
         let tag = self.tag_of(&interest.name, interest.name.len());
         let found = self.find(tag, interest.name.value());
@@ -448,8 +488,13 @@ impl Cs {
     }
 
     /// [`Cs::find_match`] of a name the index holds or one ending in a digest.
+    /// A store that does not serve answers nothing: checked here, where only
+    /// Interests the store could answer come, so a miss pays nothing for it.
     #[inline(never)]
     fn find_match_slow(&self, interest: &Interest, tag: u32, found: Option<Slot>, now_ms: u64) -> Option<u32> {
+        if !self.serve {
+            return None;
+        }
         let usable = |idx: &u32| !interest.must_be_fresh || now_ms < self.direct.at(*idx).fresh_until;
         let name = &interest.name;
         match found {
@@ -628,6 +673,32 @@ mod tests {
         assert_eq!(get(&mut cs, "/p", true, false, 0).as_deref(), Some("/p/3/x"));
         insert(&mut cs, "/p/4", None, &[], 0);
         assert_eq!(content(&mut cs, "/p/1", 0), None, "the least recently used went first, as before");
+    }
+
+    /// Admit off keeps new Data out and what is cached in; serve off makes
+    /// every lookup miss, exact and CanBePrefix alike, until it is on again.
+    #[test]
+    fn admit_and_serve_switch_independently() {
+        let mut cs = Cs::new(10);
+        assert!(cs.admits() && cs.serves());
+        insert(&mut cs, "/kept/a", None, &["/"], 0);
+        cs.set_admit(false);
+        insert(&mut cs, "/new/b/c", None, &["/new"], 0);
+        assert_eq!((cs.len(), cs.indirect_len()), (1, 1), "nothing admitted, not even an indirect entry");
+        assert_eq!(get(&mut cs, "/new/b/c", false, false, 0), None);
+        assert_eq!(get(&mut cs, "/kept/a", false, false, 0).as_deref(), Some("/kept/a"), "what was cached still answers");
+        cs.set_admit(true);
+        cs.set_serve(false);
+        insert(&mut cs, "/new/b", None, &[], 0);
+        assert_eq!(cs.len(), 2, "a store that does not serve still admits");
+        for (uri, cbp) in [("/kept/a", false), ("/new/b", false), ("/kept", true), ("/", true)] {
+            assert_eq!(get(&mut cs, uri, cbp, false, 0), None, "{uri} is not served");
+        }
+        assert_eq!((cs.hits(), cs.misses()), (1, 5), "lookups that were not served count as misses");
+        cs.set_serve(true);
+        assert_eq!(get(&mut cs, "/new/b", false, false, 0).as_deref(), Some("/new/b"));
+        assert_eq!(get(&mut cs, "/kept", true, false, 0).as_deref(), Some("/kept/a"));
+        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/kept/a"), "the indirect entry kept too");
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! `put`/`get` (segmented publish and fetch), `ping`, `load` (a bounded
 //! consumer–producer pair for throughput runs), `gen` (Augustus' traffic
 //! generator and sink, over UDP or DPDK ports), and the management commands
-//! `route`, `face` and `status`. They speak to any NFD-compatible forwarder (Trajan,
+//! `route`, `face`, `strategy`, `cs` and `status`. They speak to any NFD-compatible forwarder (Trajan,
 //! NFD, ndnd) over its Unix socket, TCP or UDP, so they double as interoperability
 //! probes.
 
 pub mod client;
+pub mod cs_cli;
 pub mod gen;
 pub mod get;
 pub mod load;
@@ -14,4 +15,5 @@ pub mod mgmt_cli;
 pub mod ping;
 pub mod put;
 pub mod stop;
+pub mod strategy_cli;
 pub mod transport;

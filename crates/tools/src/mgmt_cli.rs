@@ -172,7 +172,7 @@ fn route_flags(flags: u64) -> String {
     names.join(",")
 }
 
-fn parse_prefix(s: &str) -> anyhow::Result<Name> {
+pub(crate) fn parse_prefix(s: &str) -> anyhow::Result<Name> {
     s.parse().with_context(|| format!("bad name {s:?}"))
 }
 

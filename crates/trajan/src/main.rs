@@ -46,6 +46,10 @@ enum Command {
     Route(trajan_tools::mgmt_cli::RouteArgs),
     /// Manage faces: create, destroy, list.
     Face(trajan_tools::mgmt_cli::FaceArgs),
+    /// Choose the forwarding strategy per namespace: list, set, unset.
+    Strategy(trajan_tools::strategy_cli::StrategyArgs),
+    /// Manage the content store: info, config (capacity, admit, serve), erase.
+    Cs(trajan_tools::cs_cli::CsArgs),
     /// Show the forwarder's status. Like NFD, the router answers management only on local faces (its Unix socket, loopback): run the tools on the router's host.
     Status(trajan_tools::mgmt_cli::StatusArgs),
     /// Benchmarks: `trajan bench engine` drives this binary's forwarding engine from memory.
@@ -73,6 +77,8 @@ fn main() -> std::process::ExitCode {
         Some(Command::Gen(a)) => trajan_tools::gen::run(a),
         Some(Command::Route(a)) => trajan_tools::mgmt_cli::run_route(a),
         Some(Command::Face(a)) => trajan_tools::mgmt_cli::run_face(a),
+        Some(Command::Strategy(a)) => trajan_tools::strategy_cli::run(a),
+        Some(Command::Cs(a)) => trajan_tools::cs_cli::run(a),
         Some(Command::Status(a)) => trajan_tools::mgmt_cli::run_status(a),
         Some(Command::Bench(a)) => trajan_bench::run(a),
     };

@@ -124,6 +124,79 @@ fn two_router_chain_with_content_store_hit() {
     assert!(hits > 0, "A's content store answered the second fetch:\n{status}");
 }
 
+/// `trajan cs` and `trajan strategy` drive the running router: a store told
+/// not to serve lets a cached object's fetch fail once its producer is gone,
+/// serves it again when told to, erases it, and admits nothing while admit
+/// is off; a strategy choice is listed until unset, and an unknown strategy
+/// is refused with the router's reason. Single-threaded and with workers,
+/// whose stores follow the control thread's configuration.
+#[test]
+fn content_store_and_strategy_via_management() {
+    content_store_and_strategy_on(&Router::start());
+    content_store_and_strategy_on(&Router::start_with(&["--workers", "2"]));
+}
+
+fn content_store_and_strategy_on(r: &Router) {
+    let file = random_file(r.dir.path(), 20_000, 3);
+    let fetch = |what: &str| {
+        let out = r.dir.path().join(format!("{what}.bin"));
+        let o = r.tool(&["get", "/e2e/cs/obj", "-o", out.to_str().unwrap(), "--retries", "0", "--timeout", "1000"]);
+        (o.status.success() && std::fs::read(&out).unwrap() == std::fs::read(&file).unwrap(), text(&o))
+    };
+    let ok = |args: &[&str]| {
+        let o = r.tool(args);
+        assert!(o.status.success(), "{args:?}: {}
+router log:
+{}", text(&o), r.log());
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let entries = || {
+        let info = ok(&["cs", "info"]);
+        info.lines().find_map(|l| l.trim().strip_prefix("entries: ")?.parse::<u64>().ok()).unwrap_or_else(|| panic!("{info}"))
+    };
+
+    let mut producer = r.spawn_tool(&["put", "/e2e/cs/obj", file.to_str().unwrap(), "--freshness", "60000"]);
+    wait_ready_line(&mut producer);
+    let (fetched, log) = fetch("first");
+    assert!(fetched, "{log}");
+    let _ = producer.kill();
+    let _ = producer.wait();
+    let cached = entries();
+    assert!(cached > 0, "the fetched segments are cached");
+
+    assert!(ok(&["cs", "config", "--serve", "off"]).contains("admit=on serve=off"));
+    assert!(ok(&["cs", "info"]).contains("serve: off"));
+    let (fetched, log) = fetch("unserved");
+    assert!(!fetched, "a store that does not serve answered:\n{log}");
+    assert!(ok(&["cs", "config", "--serve", "on"]).contains("serve=on"));
+    let (fetched, log) = fetch("served");
+    assert!(fetched, "{log}");
+
+    let erased = ok(&["cs", "erase", "/e2e/cs"]);
+    assert!(erased.contains(&format!("count={cached}")), "{erased}");
+    assert_eq!(entries(), 0);
+    assert!(!fetch("erased").0, "nothing left to answer with");
+
+    assert!(ok(&["cs", "config", "--admit", "off", "--capacity", "500"]).contains("capacity=500 admit=off serve=on"));
+    let mut producer = r.spawn_tool(&["put", "/e2e/cs/obj", file.to_str().unwrap(), "--freshness", "60000"]);
+    wait_ready_line(&mut producer);
+    let (fetched, log) = fetch("unadmitted");
+    let _ = producer.kill();
+    assert!(fetched, "{log}");
+    assert_eq!(entries(), 0, "a store that does not admit cached nothing");
+
+    let set = ok(&["strategy", "set", "/e2e/m", "multicast"]);
+    assert!(set.contains("strategy-set prefix=/e2e/m strategy=/localhost/nfd/strategy/multicast/v="), "the version chosen: {set}");
+    let listed = ok(&["strategy", "list"]);
+    assert!(listed.lines().any(|l| l.starts_with("/e2e/m ") && l.contains("multicast")), "{listed}");
+    let o = r.tool(&["strategy", "set", "/e2e/m", "no-such-strategy"]);
+    assert!(!o.status.success() && text(&o).contains("404"), "{}", text(&o));
+    ok(&["strategy", "unset", "/e2e/m"]);
+    assert!(!ok(&["strategy", "list"]).contains("/e2e/m"));
+    let o = r.tool(&["strategy", "unset", "/"]);
+    assert!(!o.status.success() && text(&o).contains("root"), "{}", text(&o));
+}
+
 /// Hostile packets of every kind on every face type; afterwards the router still forwards.
 #[test]
 fn malformed_barrage_then_normal_fetch() {

@@ -1,0 +1,104 @@
+//! `trajan strategy`: which forwarding strategy governs each namespace, as
+//! `nfdc strategy` does, over the NFD management protocol
+//! (`strategy-choice/list`, `set`, `unset`).
+
+use anyhow::Context;
+use trajan_wire::mgmt::{decode_list, ControlParameters, Strategy, StrategyChoice};
+use trajan_wire::Name;
+
+use crate::client::{Client, ClientArgs};
+use crate::mgmt_cli::{parse_prefix, table};
+
+/// Where NFD's strategy names live: `best-route` is short for
+/// `/localhost/nfd/strategy/best-route`.
+const STRATEGY_PREFIX: &str = "/localhost/nfd/strategy";
+
+/// Arguments of `trajan strategy`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StrategyArgs {
+    /// What to do with strategy choices.
+    #[command(subcommand)]
+    pub command: StrategyCommand,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// `trajan strategy` subcommands.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum StrategyCommand {
+    /// List the strategy chosen for each namespace (strategy-choice/list)
+    List,
+    /// Choose the strategy for Interests under PREFIX (strategy-choice/set)
+    Set {
+        /// Name prefix the choice is for
+        prefix: String,
+        /// best-route (cheapest next hop, the next on a Nack) or multicast (every
+        /// next hop); a full name such as /localhost/nfd/strategy/multicast/v=4 too
+        strategy: String,
+    },
+    /// Remove the choice for PREFIX, which then follows its parent's (strategy-choice/unset)
+    Unset {
+        /// Name prefix the choice is for (not the root, which always has one)
+        prefix: String,
+    },
+}
+
+/// The strategy name `given` stands for: a name as it is, a bare word under
+/// [`STRATEGY_PREFIX`].
+fn strategy_name(given: &str) -> anyhow::Result<Name> {
+    let full = if given.starts_with('/') { given.to_owned() } else { format!("{STRATEGY_PREFIX}/{given}") };
+    full.parse().with_context(|| format!("bad strategy name {given:?}"))
+}
+
+/// Runs `trajan strategy`.
+pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
+    let mut client = Client::from_args(&args.client)?;
+    match args.command {
+        StrategyCommand::List => {
+            let choices: Vec<StrategyChoice> = decode_list(&client.dataset("strategy-choice", "list")?).context("decoding strategy-choice/list")?;
+            let rows: Vec<Vec<String>> = choices.iter().map(|c| vec![c.name.to_string(), c.strategy.name.to_string()]).collect();
+            print!("{}", table(&["Prefix", "Strategy"], &rows));
+        }
+        StrategyCommand::Set { prefix, strategy } => {
+            let name = parse_prefix(&prefix)?;
+            let p = ControlParameters { name: Some(name.clone()), strategy: Some(Strategy { name: strategy_name(&strategy)? }), ..Default::default() };
+            let r = client.command_ok("strategy-choice", "set", &p)?;
+            println!("strategy-set prefix={name} strategy={}", r.strategy.map_or(strategy, |s| s.name.to_string()));
+        }
+        StrategyCommand::Unset { prefix } => {
+            let name = parse_prefix(&prefix)?;
+            client.command_ok("strategy-choice", "unset", &ControlParameters { name: Some(name.clone()), ..Default::default() })?;
+            println!("strategy-unset prefix={name}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        strategy: StrategyArgs,
+    }
+
+    #[test]
+    fn short_strategy_names_expand() {
+        assert_eq!(strategy_name("multicast").unwrap().to_string(), "/localhost/nfd/strategy/multicast");
+        assert_eq!(strategy_name("/localhost/nfd/strategy/best-route/v=5").unwrap().to_string(), "/localhost/nfd/strategy/best-route/v=5");
+    }
+
+    #[test]
+    fn parses_arguments() {
+        match Cli::try_parse_from(["strategy", "set", "/p", "multicast"]).unwrap().strategy.command {
+            StrategyCommand::Set { prefix, strategy } => assert_eq!((prefix.as_str(), strategy.as_str()), ("/p", "multicast")),
+            c => panic!("{c:?}"),
+        }
+        assert!(Cli::try_parse_from(["strategy", "set", "/p"]).is_err(), "set needs a strategy");
+        assert!(matches!(Cli::try_parse_from(["strategy", "unset", "/p"]).unwrap().strategy.command, StrategyCommand::Unset { .. }));
+        assert!(matches!(Cli::try_parse_from(["strategy", "list"]).unwrap().strategy.command, StrategyCommand::List));
+    }
+}
