@@ -25,7 +25,7 @@ pub enum ConfigError {
 }
 
 /// The whole configuration.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub faces: FacesConfig,
@@ -40,7 +40,7 @@ pub struct Config {
 }
 
 /// Listeners and face limits.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FacesConfig {
     pub udp_listen: Vec<SocketAddr>,
@@ -59,7 +59,7 @@ pub struct FacesConfig {
 }
 
 /// Table sizes.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TablesConfig {
     pub cs_capacity: usize,
@@ -71,7 +71,7 @@ pub struct TablesConfig {
 }
 
 /// Forwarding threads (Augustus' sharded workers).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkersConfig {
     /// Forwarding threads; 0 means one per physical core of this machine.
@@ -85,7 +85,7 @@ pub struct WorkersConfig {
 }
 
 /// Kernel-bypass faces (DPDK; only in a `trajan` built with `--features dpdk`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DpdkConfig {
     /// EAL's own arguments (`--vdev=...`, `-a PCI`, `--no-huge`, ...).
@@ -101,7 +101,7 @@ pub struct DpdkConfig {
 }
 
 /// One DPDK port: a point-to-point face to the device or host at its other end.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DpdkPortConfig {
     /// The ethdev name: a vdev given in `eal_args` (`net_memif0`) or a PCI address.
@@ -153,7 +153,7 @@ pub fn parse_mac(s: &str) -> Result<[u8; 6], String> {
 }
 
 /// Logging.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogConfig {
     pub level: String,
@@ -169,7 +169,7 @@ pub enum LogFormat {
 }
 
 /// A static route.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RouteConfig {
     pub prefix: String,
@@ -189,7 +189,7 @@ fn one() -> usize {
 }
 
 /// A strategy choice.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StrategyConfig {
     pub prefix: String,

@@ -19,7 +19,7 @@ use trajan_tables::{Fib, FibSource, FibVariant};
 use trajan_io::{FaceInfo, HashPorts, Io, IoConfig, IoEvent, Persistency};
 use trajan_wire::Name;
 
-use crate::config::Config;
+use crate::config::{Config, RouteConfig, StrategyConfig};
 use crate::mgmt::Management;
 use crate::node_fibs::NodeFibs;
 use crate::rib::{Rib, Route, ORIGIN_STATIC};
@@ -83,6 +83,12 @@ pub struct Daemon {
     burst: Vec<(u32, Bytes)>,
     out: Vec<Outgoing>,
     back: Vec<FromWorker>,
+    /// The configuration running: a reload ([`Daemon::reload`]) applies what
+    /// a new one changes.
+    pub(crate) config: Config,
+    /// The static routes the configuration made, each with its face, so that
+    /// a reload removes those the new configuration no longer lists.
+    pub(crate) static_routes: Vec<(RouteConfig, u32)>,
 }
 
 impl Daemon {
@@ -133,24 +139,15 @@ impl Daemon {
             burst: Vec::with_capacity(256),
             out: Vec::with_capacity(256),
             back: Vec::with_capacity(256),
+            config: cfg.clone(),
+            static_routes: Vec::new(),
         };
         #[cfg(feature = "dpdk")]
         if let Some(faces) = dpdk {
             d.add_dpdk_faces(faces);
         }
         for r in &cfg.routes {
-            let err = |message: String| StartError::Route { prefix: r.prefix.clone(), face: r.face.clone(), message };
-            let face = match r.face.strip_prefix("dev://") {
-                Some(dev) => d.dpdk_face(dev).ok_or_else(|| err("no such DPDK port".to_owned()))?,
-                None => {
-                    let info = d.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports).map_err(|e| err(e.to_string()))?;
-                    d.face_up(&info);
-                    info.id
-                }
-            };
-            let prefix: Name = r.prefix.parse().map_err(|e: trajan_wire::WireError| err(e.to_string()))?;
-            let route = Route { face, origin: ORIGIN_STATIC, cost: r.cost, flags: 1, expires_ms: None };
-            d.rib.register(&mut d.fwd.fib, &prefix, route);
+            d.add_static_route(r).map_err(|message| StartError::Route { prefix: r.prefix.clone(), face: r.face.clone(), message })?;
         }
         if placement.len() > 1 {
             // The workers share the configured control replica's FIB, one copy per
@@ -183,6 +180,27 @@ impl Daemon {
             tracing::info!(base = %h.base, ports = h.count, "UDP port-by-hash face: one port per worker");
         }
         Ok(d)
+    }
+
+    /// Registers the static route `r` (origin static), making its face first
+    /// (permanent) unless it names a DPDK port; the error says why it could not.
+    pub(crate) fn add_static_route(&mut self, r: &RouteConfig) -> Result<(), String> {
+        let prefix: Name = r.prefix.parse().map_err(|e: trajan_wire::WireError| e.to_string())?;
+        let face = match r.face.strip_prefix("dev://") {
+            Some(dev) => self.dpdk_face(dev).ok_or_else(|| "no such DPDK port".to_owned())?,
+            None => {
+                let info = self.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports).map_err(|e| e.to_string())?;
+                self.face_up(&info);
+                info.id
+            }
+        };
+        let route = Route { face, origin: ORIGIN_STATIC, cost: r.cost, flags: 1, expires_ms: None };
+        self.rib.register(&mut self.fwd.fib, &prefix, route);
+        if let Some(w) = &mut self.workers {
+            w.broadcast(Change::route(&self.fwd, &prefix));
+        }
+        self.static_routes.push((r.clone(), face));
+        Ok(())
     }
 
     /// Makes the opened DPDK ports faces of the forwarder and of management.
@@ -247,8 +265,23 @@ impl Daemon {
 
     /// Runs until `stop` is set (by a signal handler or a test).
     pub fn run(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
+        self.run_reloading(stop, &AtomicBool::new(false), || Err("no configuration file to reload".to_owned()))
+    }
+
+    /// [`Daemon::run`], reloading the configuration ([`Daemon::reload`]) each
+    /// time `hangup` is set (SIGHUP, [`reload_on_hangup`]): `load` reads it
+    /// again, or says why it cannot, and then the running one stays.
+    pub fn run_reloading(&mut self, stop: &AtomicBool, hangup: &AtomicBool, mut load: impl FnMut() -> Result<Config, String>) -> std::io::Result<()> {
         while !stop.load(Ordering::Relaxed) {
             self.run_once()?;
+            if hangup.swap(false, Ordering::Relaxed) {
+                match load() {
+                    Ok(cfg) => {
+                        self.reload(cfg);
+                    }
+                    Err(e) => tracing::error!("configuration not reloaded, the running one stays: {e}"),
+                }
+            }
         }
         tracing::info!("shutting down");
         self.io.flush();
@@ -526,10 +559,18 @@ fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: imp
     let mut fwd = Forwarder::with_fib(&engine_cfg, 0, fib(engine_cfg.fib_variant));
     fwd.add_face(INTERNAL_FACE, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
     for s in &cfg.strategies {
-        let kind = if s.strategy == "multicast" { StrategyKind::Multicast } else { StrategyKind::BestRoute };
-        fwd.strategies.insert(&s.prefix.parse().expect("validated"), kind);
+        fwd.strategies.insert(&s.prefix.parse().expect("validated"), strategy_kind(s));
     }
     fwd
+}
+
+/// The strategy a (validated) configured choice names.
+pub(crate) fn strategy_kind(s: &StrategyConfig) -> StrategyKind {
+    if s.strategy == "multicast" {
+        StrategyKind::Multicast
+    } else {
+        StrategyKind::BestRoute
+    }
 }
 
 /// Opens the DPDK ports of `cfg`, with a queue pair per worker where a port has
@@ -577,6 +618,15 @@ fn placement(cfg: &Config) -> Result<Vec<Placement>, StartError> {
         tracing::info!("{p}");
     }
     Ok(placement)
+}
+
+/// Installs a SIGHUP handler that sets the returned flag, which
+/// [`Daemon::run_reloading`] answers by reloading the configuration (NFD's
+/// convention; SIGHUP's default action would end the router).
+pub fn reload_on_hangup() -> std::io::Result<Arc<AtomicBool>> {
+    let hangup = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hangup))?;
+    Ok(hangup)
 }
 
 /// Installs SIGINT/SIGTERM handlers that set the returned flag.

@@ -10,9 +10,10 @@ pub mod dpdk;
 pub mod logging;
 pub mod mgmt;
 pub mod node_fibs;
+pub mod reload;
 pub mod rib;
 pub mod topology;
 pub mod workers;
 
 pub use config::{Config, ConfigError};
-pub use daemon::{stop_on_signals, Daemon, StartError};
+pub use daemon::{reload_on_hangup, stop_on_signals, Daemon, StartError};

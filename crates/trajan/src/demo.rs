@@ -22,9 +22,11 @@ const GREETING: &str = "Hello from Trajan, a high-speed NDN router. This object 
 in-process producer and fetched back through the router's forwarding pipeline.\n";
 
 /// Runs the demo; returns when the router is stopped (Ctrl-C or SIGTERM).
+/// SIGHUP reloads its configuration, as in `trajan run`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // Handlers before the sockets open, as in `trajan run`.
     let stop = trajan_router::stop_on_signals()?;
+    let hangup = trajan_router::reload_on_hangup()?;
     let cfg = args.load()?;
     let mut daemon = start(&cfg)?;
     let (udp, tcp) = daemon.io.local_addrs();
@@ -37,7 +39,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::bail!("the demo needs the Unix socket or a TCP listener to reach the router");
     };
     let router_stop = Arc::clone(&stop);
-    let router = std::thread::Builder::new().name("router".into()).spawn(move || daemon.run(&router_stop))?;
+    let router = std::thread::Builder::new()
+        .name("router".into())
+        .spawn(move || daemon.run_reloading(&router_stop, &hangup, || args.load().map_err(|e| format!("{e:#}"))))?;
 
     // The producer: a segmented object, served from its own client face.
     let prefix: Name = DEMO_PREFIX.parse().expect("static name");

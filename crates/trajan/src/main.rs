@@ -26,7 +26,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the forwarder daemon (until SIGINT/SIGTERM).
+    /// Run the forwarder daemon (until SIGINT/SIGTERM; SIGHUP reloads the configuration file).
     Run(run::RunArgs),
     /// Run the daemon and show it working: publish a demo object and fetch it through the router.
     Demo(run::RunArgs),

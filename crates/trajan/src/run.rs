@@ -88,8 +88,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // supervisor's or a test's may) must stop the daemon cleanly, not kill it
     // before it has a handler.
     let stop = trajan_router::stop_on_signals()?;
+    let hangup = trajan_router::reload_on_hangup()?;
     let cfg = args.load()?;
     let mut d = start(&cfg)?;
-    d.run(&stop)?;
+    // SIGHUP reads the file again, with this command line's overrides.
+    d.run_reloading(&stop, &hangup, || args.load().map_err(|e| format!("{e:#}")))?;
     Ok(())
 }

@@ -370,3 +370,49 @@ fn start_errors_name_the_cause_once() {
     assert!(err.contains("cannot read") && err.contains("missing.toml"), "{err}");
     assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
 }
+
+/// SIGHUP reloads the configuration file, as NFD's does, without a restart:
+/// router A (two workers) gains a static route to router B, whose producer
+/// then answers fetches through A, and loses it again; a file that does not
+/// load leaves the running configuration, and the router runs on.
+#[test]
+fn sighup_reloads_static_routes_into_every_worker() {
+    let b = Router::start();
+    let file = random_file(b.dir.path(), 30_000, 6);
+    let mut producer = b.spawn_tool(&["put", "/reload/obj", file.to_str().unwrap()]);
+    wait_ready_line(&mut producer);
+
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("trajan.toml");
+    // No CS at A: each fetch must reach B over the route.
+    let tables = "[tables]\ncs_capacity = 0\n";
+    std::fs::write(&cfg, tables).unwrap();
+    let a = Router::start_with(&["--workers", "2", "--config", cfg.to_str().unwrap()]);
+    let fetch = |what: &str| {
+        let out = a.dir.path().join(format!("{what}.bin"));
+        let o = a.tool(&["get", "/reload/obj", "-o", out.to_str().unwrap(), "--retries", "1", "--timeout", "1000"]);
+        (o.status.success() && std::fs::read(&out).unwrap() == std::fs::read(&file).unwrap(), text(&o))
+    };
+    assert!(!fetch("before").0, "no route yet");
+
+    let route = format!("{tables}[[routes]]\nprefix = \"/reload\"\nface = \"udp4://127.0.0.1:{}\"\n", b.port);
+    std::fs::write(&cfg, &route).unwrap();
+    let log = a.reload(0);
+    assert!(log.contains("reload: route + /reload via udp4://127.0.0.1:"), "{log}");
+    assert!(!log.contains("changes only at the next start"), "the command line's overrides apply again:\n{log}");
+    let (fetched, out) = fetch("routed");
+    assert!(fetched, "{out}\nA:\n{}", a.log());
+
+    std::fs::write(&cfg, "[tables\n").unwrap();
+    let log = a.reload(1);
+    assert!(log.contains("configuration not reloaded, the running one stays"), "{log}");
+    assert!(fetch("still routed").0, "the running configuration stayed");
+
+    std::fs::write(&cfg, format!("{tables}[faces]\nmax_faces = 7\n")).unwrap();
+    let log = a.reload(2);
+    assert!(log.contains("reload: route - /reload") && log.contains("faces.max_faces changes only at the next start"), "{log}");
+    assert!(!fetch("unrouted").0, "the route is gone from every worker");
+    let mut a = a;
+    assert!(a.stop(), "the router ran on through three SIGHUPs and stops cleanly:\n{}", a.log());
+    let _ = producer.kill();
+}

@@ -133,8 +133,24 @@ impl Router {
     /// Sends SIGTERM and waits (bounded) for a clean exit; returns the exit status success.
     pub fn stop(&mut self) -> bool {
         let Some(mut child) = self.child.take() else { return false };
-        unsafe_free_sigterm(child.id());
+        unsafe_free_signal(child.id(), "TERM");
         wait_bounded(&mut child, Duration::from_secs(10)).is_some_and(|s| s.success())
+    }
+
+    /// Sends SIGHUP (reload the configuration) and waits (bounded) until the
+    /// log shows the reload done, one more than `before` reloads; returns the log.
+    pub fn reload(&self, before: usize) -> String {
+        let child = self.child.as_ref().expect("running");
+        unsafe_free_signal(child.id(), "HUP");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            let log = self.log();
+            if log.matches("configuration reloaded").count() + log.matches("configuration not reloaded").count() > before {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("no reload logged; log:\n{}", self.log());
     }
 }
 
@@ -147,9 +163,10 @@ impl Drop for Router {
     }
 }
 
-/// Sends SIGTERM through the `kill` command, keeping the tests free of `unsafe`.
-pub fn unsafe_free_sigterm(pid: u32) {
-    let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+/// Sends signal `sig` (`TERM`, `HUP`) through the `kill` command, keeping the
+/// tests free of `unsafe`.
+pub fn unsafe_free_signal(pid: u32, sig: &str) {
+    let _ = Command::new("kill").args([&format!("-{sig}"), &pid.to_string()]).status();
 }
 
 /// Waits at most `limit` for a child.

@@ -1,0 +1,239 @@
+//! Reloading the configuration while the router runs, on SIGHUP as NFD does:
+//! the PIT, the CS's packets, the faces and the routes management added all
+//! stay. What the new file changes is applied where the running router can
+//! take it — static routes, strategy choices, the CS capacity, the log level —
+//! and what needs a restart (listeners, workers, DPDK, the PIT's size, the
+//! FIB's variant, the log format) is named in the log and keeps its running
+//! value until then. A file that does not load changes nothing.
+
+use trajan_engine::StrategyKind;
+use trajan_wire::Name;
+
+use crate::config::Config;
+use crate::daemon::{strategy_kind, Daemon};
+use crate::logging::{self, LevelChange};
+use crate::rib::ORIGIN_STATIC;
+use crate::workers::Change;
+
+/// What a reload did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Reloaded {
+    /// The changes applied, one line each (`route + /p via udp4://…`).
+    pub applied: Vec<String>,
+    /// The keys the new file changes that take effect only at the next start.
+    pub need_restart: Vec<&'static str>,
+    /// Changes that could not be made (a static route whose face cannot be
+    /// made), each with the reason; the rest of the reload still applies.
+    pub failed: Vec<String>,
+}
+
+impl Daemon {
+    /// Applies `new` where it differs from the configuration running, logs
+    /// what it did, and returns it. Only what the file changes is applied: a
+    /// CS capacity or strategy that management set since stays unless the
+    /// file changes that same setting.
+    pub fn reload(&mut self, mut new: Config) -> Reloaded {
+        let mut done = Reloaded::default();
+        let old = self.config.clone();
+        self.keep_restart_only(&old, &mut new, &mut done);
+        self.reload_strategies(&old, &new, &mut done);
+        self.reload_routes(&new, &mut done);
+        if new.tables.cs_capacity != old.tables.cs_capacity {
+            let cs = &mut self.fwd.pcct.cs;
+            cs.set_capacity(new.tables.cs_capacity);
+            if let Some(w) = &mut self.workers {
+                w.broadcast(Change::Cs { capacity: cs.capacity().div_ceil(w.len().max(1)), admit: cs.admits(), serve: cs.serves() });
+            }
+            done.applied.push(format!("tables.cs_capacity {} → {}", old.tables.cs_capacity, new.tables.cs_capacity));
+        }
+        if new.log.level != old.log.level {
+            match logging::set_level(&new.log.level) {
+                LevelChange::Applied | LevelChange::NotInstalled => done.applied.push(format!("log.level {} → {}", old.log.level, new.log.level)),
+                LevelChange::KeptRustLog => done.failed.push("log.level: RUST_LOG sets the level and keeps setting it".to_owned()),
+            }
+        }
+        self.config = new;
+        for change in &done.applied {
+            tracing::info!("reload: {change}");
+        }
+        for key in &done.need_restart {
+            tracing::warn!("reload: {key} changes only at the next start; the running value stays");
+        }
+        for failure in &done.failed {
+            tracing::error!("reload: not applied: {failure}");
+        }
+        tracing::info!(
+            applied = done.applied.len(),
+            need_restart = done.need_restart.len(),
+            failed = done.failed.len(),
+            "configuration reloaded"
+        );
+        done
+    }
+
+    /// Notes each setting only a restart changes that `new` changes, and puts
+    /// its running value back in `new` (which becomes the running
+    /// configuration): a later reload then compares with what runs.
+    fn keep_restart_only(&self, old: &Config, new: &mut Config, done: &mut Reloaded) {
+        macro_rules! keep {
+            ($($key:literal => $($field:ident).+),* $(,)?) => {$(
+                if new.$($field).+ != old.$($field).+ {
+                    done.need_restart.push($key);
+                    new.$($field).+ = old.$($field).+.clone();
+                }
+            )*};
+        }
+        keep!(
+            "faces.udp_listen" => faces.udp_listen,
+            "faces.tcp_listen" => faces.tcp_listen,
+            "faces.unix_path" => faces.unix_path,
+            "faces.udp_idle_timeout_s" => faces.udp_idle_timeout_s,
+            "faces.stream_queue_bytes" => faces.stream_queue_bytes,
+            "faces.queue_bytes" => faces.queue_bytes,
+            "faces.max_faces" => faces.max_faces,
+            "faces.reassembly_bytes" => faces.reassembly_bytes,
+            // Any key of the section not named above.
+            "faces" => faces,
+            "workers" => workers,
+            "dpdk" => dpdk,
+            "log.format" => log.format,
+            "tables.pit_capacity" => tables.pit_capacity,
+            "tables.max_interest_lifetime_ms" => tables.max_interest_lifetime_ms,
+            "tables.dead_nonce_lifetime_ms" => tables.dead_nonce_lifetime_ms,
+            "tables.fib_variant" => tables.fib_variant,
+        );
+    }
+
+    /// Removes the strategy choices `old` made that `new` does not (the root
+    /// goes back to best-route), and makes those `new` lists.
+    fn reload_strategies(&mut self, old: &Config, new: &Config, done: &mut Reloaded) {
+        let parse = |p: &str| -> Name { p.parse().expect("validated when the configuration was loaded") };
+        for s in old.strategies.iter().filter(|s| !new.strategies.iter().any(|n| n.prefix == s.prefix)) {
+            let prefix = parse(&s.prefix);
+            if prefix.is_empty() {
+                self.fwd.strategies.insert(&prefix, StrategyKind::BestRoute);
+            } else {
+                self.fwd.strategies.remove(&prefix);
+            }
+            self.broadcast_strategy(&prefix);
+            done.applied.push(format!("strategy - {}", s.prefix));
+        }
+        for s in new.strategies.iter().filter(|s| !old.strategies.contains(s)) {
+            let prefix = parse(&s.prefix);
+            self.fwd.strategies.insert(&prefix, strategy_kind(s));
+            self.broadcast_strategy(&prefix);
+            done.applied.push(format!("strategy + {} {}", s.prefix, s.strategy));
+        }
+    }
+
+    fn broadcast_strategy(&mut self, prefix: &Name) {
+        if let Some(w) = &mut self.workers {
+            w.broadcast(Change::Strategy(prefix.clone(), self.fwd.strategies.get(prefix).copied()));
+        }
+    }
+
+    /// Unregisters the static routes the new configuration no longer lists
+    /// (their faces stay, with whatever else routes through them) and
+    /// registers those it adds.
+    fn reload_routes(&mut self, new: &Config, done: &mut Reloaded) {
+        let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.static_routes).into_iter().partition(|(r, _)| new.routes.contains(r));
+        for (r, face) in gone {
+            let prefix: Name = r.prefix.parse().expect("registered once, so it parses");
+            self.rib.unregister(&mut self.fwd.fib, &prefix, face, ORIGIN_STATIC);
+            if let Some(w) = &mut self.workers {
+                w.broadcast(Change::route(&self.fwd, &prefix));
+            }
+            done.applied.push(format!("route - {} via {} (face {face} stays)", r.prefix, r.face));
+        }
+        let added: Vec<_> = new.routes.iter().filter(|r| !kept.iter().any(|(k, _)| k == *r)).cloned().collect();
+        self.static_routes = kept;
+        for r in added {
+            match self.add_static_route(&r) {
+                Ok(()) => done.applied.push(format!("route + {} via {} cost {}", r.prefix, r.face, r.cost)),
+                Err(e) => done.failed.push(format!("route {} via {}: {e}", r.prefix, r.face)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-thread router on an ephemeral loopback port, without a Unix
+    /// socket or TCP, configured by `extra` (TOML) over that.
+    fn config(extra: &str) -> Config {
+        let base = "[faces]\nunix_path = \"\"\nudp_listen = [\"127.0.0.1:0\"]\ntcp_listen = []\n[workers]\ncount = 1\n";
+        Config::parse(&format!("{base}{extra}"), "test").expect("a valid test configuration")
+    }
+
+    fn route(prefix: &str, face: &str) -> String {
+        format!("[[routes]]\nprefix = \"{prefix}\"\nface = \"{face}\"\n")
+    }
+
+    fn strategy(prefix: &str, name: &str) -> String {
+        format!("[[strategies]]\nprefix = \"{prefix}\"\nstrategy = \"{name}\"\n")
+    }
+
+    fn name(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    /// The faces the FIB sends Interests under `prefix` to (its exact entry).
+    fn hops(d: &Daemon, prefix: &str) -> Vec<u32> {
+        d.fwd.fib.get(&name(prefix)).map(|e| e.nexthops.iter().map(|h| h.face).collect()).unwrap_or_default()
+    }
+
+    #[test]
+    fn reload_applies_routes_strategies_and_capacity_and_names_what_waits_for_a_restart() {
+        let first = format!("{}{}{}", route("/kept", "udp4://127.0.0.1:9"), route("/gone", "udp4://127.0.0.1:10"), strategy("/gone", "multicast"));
+        let mut d = Daemon::new(&config(&first)).unwrap();
+        let gone_face = hops(&d, "/gone")[0];
+        assert_eq!(d.reload(config(&first)), Reloaded::default(), "the same file changes nothing");
+
+        let second = format!(
+            "{}{}{}{}[tables]\ncs_capacity = 10\npit_capacity = 5\n",
+            route("/kept", "udp4://127.0.0.1:9"),
+            route("/new", "udp4://127.0.0.1:11"),
+            strategy("/new", "multicast"),
+            strategy("/", "multicast"),
+        );
+        let done = d.reload(config(&second));
+        assert_eq!(done.need_restart, ["tables.pit_capacity"]);
+        assert!(done.failed.is_empty(), "{done:?}");
+        assert_eq!(done.applied.len(), 6, "{done:?}");
+        assert!(hops(&d, "/gone").is_empty(), "the route the file dropped is gone");
+        assert!(d.io.faces().any(|f| f.id == gone_face), "its face stays");
+        assert_eq!(hops(&d, "/kept").len(), 1);
+        assert_eq!(hops(&d, "/new").len(), 1, "the route the file added");
+        assert_eq!(d.fwd.strategies.get(&name("/gone")), None);
+        assert_eq!(d.fwd.strategies.get(&name("/new")), Some(&StrategyKind::Multicast));
+        assert_eq!(d.fwd.strategies.get(&Name::root()), Some(&StrategyKind::Multicast));
+        assert_eq!(d.fwd.pcct.cs.capacity(), 10);
+        assert_eq!(d.config.tables.pit_capacity, config("").tables.pit_capacity, "the running value stays in the running configuration");
+        assert_eq!(d.reload(config(&second)).need_restart, ["tables.pit_capacity"], "and is named again while the file differs");
+
+        // A route whose face cannot be made (no IPv6 listener) fails alone,
+        // and is tried again at the next reload.
+        let third = format!("{}{}", route("/kept", "udp4://127.0.0.1:9"), route("/v6", "udp6://[::1]:6363"));
+        let done = d.reload(config(&third));
+        assert_eq!(done.failed.len(), 1, "{done:?}");
+        assert!(done.failed[0].starts_with("route /v6 via udp6://[::1]:6363: "), "{done:?}");
+        assert_eq!(d.fwd.strategies.get(&Name::root()), Some(&StrategyKind::BestRoute), "the root's choice back to the default");
+        assert_eq!(d.fwd.strategies.get(&name("/new")), None);
+        assert!(hops(&d, "/new").is_empty() && hops(&d, "/kept").len() == 1);
+        assert_eq!(d.reload(config(&third)).failed.len(), 1);
+    }
+
+    /// Management's own changes stay through a reload that does not touch them.
+    #[test]
+    fn reload_leaves_what_management_changed() {
+        let mut d = Daemon::new(&config("")).unwrap();
+        d.fwd.pcct.cs.set_capacity(7);
+        d.fwd.strategies.insert(&name("/mgmt"), StrategyKind::Multicast);
+        let done = d.reload(config(&route("/r", "udp4://127.0.0.1:12")));
+        assert_eq!(done.applied.len(), 1, "{done:?}");
+        assert_eq!(d.fwd.pcct.cs.capacity(), 7);
+        assert_eq!(d.fwd.strategies.get(&name("/mgmt")), Some(&StrategyKind::Multicast));
+    }
+}
