@@ -131,13 +131,8 @@ pub fn run(args: CsArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::test_args::parse;
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        cs: CsArgs,
-    }
 
     #[test]
     fn switches_become_flags_and_mask() {
@@ -149,13 +144,13 @@ mod tests {
 
     #[test]
     fn parses_arguments_and_prints_info() {
-        match Cli::try_parse_from(["cs", "config", "--capacity", "5", "--serve", "off"]).unwrap().cs.command {
+        match parse::<CsArgs>(&["cs", "config", "--capacity", "5", "--serve", "off"]).unwrap().command {
             CsCommand::Config { capacity, admit, serve } => assert_eq!((capacity, admit, serve), (Some(5), None, Some(Switch::Off))),
             c => panic!("{c:?}"),
         }
-        assert!(Cli::try_parse_from(["cs", "config", "--admit", "maybe"]).is_err());
-        assert!(matches!(Cli::try_parse_from(["cs", "erase", "/a", "--count", "2"]).unwrap().cs.command, CsCommand::Erase { count: Some(2), .. }));
-        assert!(Cli::try_parse_from(["cs", "erase"]).is_err(), "erase needs a prefix");
+        assert!(parse::<CsArgs>(&["cs", "config", "--admit", "maybe"]).is_err());
+        assert!(matches!(parse::<CsArgs>(&["cs", "erase", "/a", "--count", "2"]).unwrap().command, CsCommand::Erase { count: Some(2), .. }));
+        assert!(parse::<CsArgs>(&["cs", "erase"]).is_err(), "erase needs a prefix");
         let text = info_text(&CsInfo { capacity: 10, flags: 2, n_cs_entries: 4, n_hits: 7, n_misses: 9 });
         for line in ["capacity: 10", "entries: 4", "admit: off", "serve: on", "hits: 7", "misses: 9"] {
             assert!(text.contains(line), "{line} in {text}");

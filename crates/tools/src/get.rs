@@ -379,14 +379,9 @@ pub fn run(args: GetArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::test_args::parse;
     use trajan_wire::data::DataBuilder;
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        get: GetArgs,
-    }
 
     fn b(s: &str) -> Bytes {
         Bytes::copy_from_slice(s.as_bytes())
@@ -464,10 +459,10 @@ mod tests {
 
     #[test]
     fn parses_arguments() {
-        let c = Cli::try_parse_from(["get", "/a/v=1", "-o", "out.bin", "--window", "4", "--retries", "0"]).unwrap();
-        assert_eq!(c.get.output, Some(PathBuf::from("out.bin")));
-        assert_eq!((c.get.window, c.get.retries, c.get.timeout), (4, 0, 4000));
-        assert!(Cli::try_parse_from(["get", "/a", "--window", "0"]).is_err());
-        assert!(Cli::try_parse_from(["get", "/a", "--timeout", "0"]).is_err());
+        let c = parse::<GetArgs>(&["get", "/a/v=1", "-o", "out.bin", "--window", "4", "--retries", "0"]).unwrap();
+        assert_eq!(c.output, Some(PathBuf::from("out.bin")));
+        assert_eq!((c.window, c.retries, c.timeout), (4, 0, 4000));
+        assert!(parse::<GetArgs>(&["get", "/a", "--window", "0"]).is_err());
+        assert!(parse::<GetArgs>(&["get", "/a", "--timeout", "0"]).is_err());
     }
 }

@@ -17,3 +17,22 @@ pub mod put;
 pub mod stop;
 pub mod strategy_cli;
 pub mod transport;
+
+/// Parsing a tool's arguments in unit tests, without a `clap::Parser` of
+/// each tool's own.
+#[cfg(test)]
+mod test_args {
+    use clap::Parser;
+
+    /// Any tool's arguments as a whole command line.
+    #[derive(Parser)]
+    struct Command<A: clap::Args> {
+        #[command(flatten)]
+        args: A,
+    }
+
+    /// `argv` (program name first) parsed as `A`.
+    pub fn parse<A: clap::Args>(argv: &[&str]) -> Result<A, clap::Error> {
+        Command::<A>::try_parse_from(argv).map(|c| c.args)
+    }
+}

@@ -171,13 +171,8 @@ pub fn run(args: PingArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::test_args::parse;
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        ping: PingArgs,
-    }
 
     #[test]
     fn summary_reports_loss_and_rtt() {
@@ -200,10 +195,10 @@ mod tests {
 
     #[test]
     fn parses_arguments() {
-        let c = Cli::try_parse_from(["ping", "/p", "-c", "3", "-i", "10"]).unwrap();
-        assert_eq!((c.ping.count, c.ping.interval, c.ping.serve), (Some(3), 10, false));
-        let c = Cli::try_parse_from(["ping", "--serve", "/p"]).unwrap();
-        assert!(c.ping.serve && c.ping.count.is_none());
-        assert!(Cli::try_parse_from(["ping", "/p", "-i", "0"]).is_err());
+        let c = parse::<PingArgs>(&["ping", "/p", "-c", "3", "-i", "10"]).unwrap();
+        assert_eq!((c.count, c.interval, c.serve), (Some(3), 10, false));
+        let c = parse::<PingArgs>(&["ping", "--serve", "/p"]).unwrap();
+        assert!(c.serve && c.count.is_none());
+        assert!(parse::<PingArgs>(&["ping", "/p", "-i", "0"]).is_err());
     }
 }

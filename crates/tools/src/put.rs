@@ -172,14 +172,9 @@ pub fn run(args: PutArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::test_args::parse;
     use trajan_wire::Data;
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        put: PutArgs,
-    }
 
     fn decode(b: &Bytes) -> Data {
         Data::decode(b).unwrap()
@@ -237,11 +232,11 @@ mod tests {
 
     #[test]
     fn parses_arguments() {
-        let c = Cli::try_parse_from(["put", "/a/b", "file.bin", "--freshness", "5", "--once", "--transport", "unix:///s"]).unwrap();
-        assert_eq!((c.put.prefix.as_str(), c.put.freshness, c.put.segment_size), ("/a/b", 5, DEFAULT_SEGMENT_SIZE));
-        assert!(c.put.once);
-        assert_eq!(c.put.client.transport.as_deref(), Some("unix:///s"));
-        assert!(Cli::try_parse_from(["put", "/a", "f", "--segment-size", "0"]).is_err());
-        assert!(Cli::try_parse_from(["put", "/a"]).is_err());
+        let c = parse::<PutArgs>(&["put", "/a/b", "file.bin", "--freshness", "5", "--once", "--transport", "unix:///s"]).unwrap();
+        assert_eq!((c.prefix.as_str(), c.freshness, c.segment_size), ("/a/b", 5, DEFAULT_SEGMENT_SIZE));
+        assert!(c.once);
+        assert_eq!(c.client.transport.as_deref(), Some("unix:///s"));
+        assert!(parse::<PutArgs>(&["put", "/a", "f", "--segment-size", "0"]).is_err());
+        assert!(parse::<PutArgs>(&["put", "/a"]).is_err());
     }
 }

@@ -56,7 +56,7 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
     match args.command {
         StrategyCommand::List => {
             let choices: Vec<StrategyChoice> = decode_list(&client.dataset("strategy-choice", "list")?).context("decoding strategy-choice/list")?;
-            let rows: Vec<Vec<String>> = choices.iter().map(|c| vec![c.name.to_string(), c.strategy.name.to_string()]).collect();
+            let rows: Vec<Vec<String>> = choices.iter().map(|c| vec![c.name.to_string(), c.name.to_string()]).collect();
             print!("{}", table(&["Prefix", "Strategy"], &rows));
         }
         StrategyCommand::Set { prefix, strategy } => {
@@ -77,13 +77,8 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::test_args::parse;
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        strategy: StrategyArgs,
-    }
 
     #[test]
     fn short_strategy_names_expand() {
@@ -93,12 +88,12 @@ mod tests {
 
     #[test]
     fn parses_arguments() {
-        match Cli::try_parse_from(["strategy", "set", "/p", "multicast"]).unwrap().strategy.command {
+        match parse::<StrategyArgs>(&["strategy", "set", "/p", "multicast"]).unwrap().command {
             StrategyCommand::Set { prefix, strategy } => assert_eq!((prefix.as_str(), strategy.as_str()), ("/p", "multicast")),
             c => panic!("{c:?}"),
         }
-        assert!(Cli::try_parse_from(["strategy", "set", "/p"]).is_err(), "set needs a strategy");
-        assert!(matches!(Cli::try_parse_from(["strategy", "unset", "/p"]).unwrap().strategy.command, StrategyCommand::Unset { .. }));
-        assert!(matches!(Cli::try_parse_from(["strategy", "list"]).unwrap().strategy.command, StrategyCommand::List));
+        assert!(parse::<StrategyArgs>(&["strategy", "set", "/p"]).is_err(), "set needs a strategy");
+        assert!(matches!(parse::<StrategyArgs>(&["strategy", "unset", "/p"]).unwrap().command, StrategyCommand::Unset { .. }));
+        assert!(matches!(parse::<StrategyArgs>(&["strategy", "list"]).unwrap().command, StrategyCommand::List));
     }
 }
