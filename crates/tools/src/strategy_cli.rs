@@ -56,7 +56,7 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
     match args.command {
         StrategyCommand::List => {
             let choices: Vec<StrategyChoice> = decode_list(&client.dataset("strategy-choice", "list")?).context("decoding strategy-choice/list")?;
-            let rows: Vec<Vec<String>> = choices.iter().map(|c| vec![c.name.to_string(), c.name.to_string()]).collect();
+            let rows: Vec<Vec<String>> = choices.iter().map(|choice| vec![choice.name.to_string(), choice.strategy.name.to_string()]).collect();
             print!("{}", table(&["Prefix", "Strategy"], &rows));
         }
         StrategyCommand::Set { prefix, strategy } => {
