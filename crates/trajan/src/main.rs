@@ -56,7 +56,30 @@ enum Command {
     Bench(trajan_bench::BenchArgs),
 }
 
+/// The exit status of a tool whose output reader went away: a process that
+/// SIGPIPE ended reports 128 + 13 in a shell.
+const CLOSED_OUTPUT_STATUS: i32 = 141;
+
+/// Ends the process quietly when its standard output is a pipe whose reader
+/// stopped reading (`trajan face list | head -1`), as a Unix tool ended by
+/// SIGPIPE does. Rust ignores SIGPIPE, so the next write fails instead, and
+/// `print!` turns that failure into a panic with a backtrace. SIGPIPE itself
+/// stays ignored: the daemon and the tools write to sockets whose peers may
+/// close them, and must see that as an error, not die of it.
+fn quiet_on_closed_output() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied()).unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(CLOSED_OUTPUT_STATUS);
+        }
+        report(info)
+    }));
+}
+
 fn main() -> std::process::ExitCode {
+    quiet_on_closed_output();
     if let Err(e) = cpu::check() {
         eprintln!("trajan: {e}");
         return std::process::ExitCode::FAILURE;

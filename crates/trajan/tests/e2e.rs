@@ -416,3 +416,23 @@ fn sighup_reloads_static_routes_into_every_worker() {
     assert!(a.stop(), "the router ran on through three SIGHUPs and stops cleanly:\n{}", a.log());
     let _ = producer.kill();
 }
+
+/// A tool whose output reader has gone (`trajan default-config | head -1`, the
+/// pipe closed before it writes) exits quietly with a shell's SIGPIPE status,
+/// without a panic and a backtrace on the terminal.
+#[test]
+fn a_closed_output_pipe_ends_a_tool_quietly() {
+    let (read_end, write_end) = nix::unistd::pipe().unwrap();
+    drop(read_end);
+    let mut child = std::process::Command::new(trajan())
+        .arg("default-config")
+        .stdout(std::process::Stdio::from(write_end))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(20)).expect("the tool ends");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(141), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
