@@ -451,7 +451,6 @@ fn cs_config(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
 fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Workers>) -> ControlResponse {
     let Some(name) = p.name.clone() else { return bad("Name is required") };
     let limit = p.count.map_or(usize::MAX, |c| c.min(usize::MAX as u64) as usize);
-    // With workers the limit applies per shard, so up to workers × limit may go.
     let erased = match workers {
         Some(w) => w.cs_erase(&name, limit),
         None => fwd.pcct.cs.erase_prefix(&name, limit),

@@ -568,18 +568,35 @@ impl Workers {
             .collect()
     }
 
-    /// Erases up to `limit` CS entries under `prefix` from every shard; the count
-    /// erased in all.
+    /// Erases up to `limit` CS entries under `prefix`, from all shards
+    /// together, as `cs/erase` asks; the count erased. Without a limit every
+    /// shard erases at once; with one, shard after shard, each told what the
+    /// shards before it left of the limit.
     pub fn cs_erase(&mut self, prefix: &Name, limit: usize) -> usize {
-        let rxs: Vec<_> = (0..self.links.len())
-            .map(|w| {
-                let (tx, rx) = mpsc::sync_channel(1);
-                self.control(w, Control::CsErase(prefix.clone(), limit, tx));
-                rx
-            })
-            .collect();
-        self.notify();
-        rxs.into_iter().map(|rx| rx.recv_timeout(QUERY_TIMEOUT).unwrap_or(0)).sum()
+        let shards = self.links.len();
+        if limit == usize::MAX {
+            let rxs: Vec<_> = (0..shards).map(|w| self.ask_cs_erase(w, prefix, limit)).collect();
+            self.notify();
+            return rxs.into_iter().map(|rx| rx.recv_timeout(QUERY_TIMEOUT).unwrap_or(0)).sum();
+        }
+        let mut erased = 0;
+        for w in 0..shards {
+            if erased >= limit {
+                break;
+            }
+            let rx = self.ask_cs_erase(w, prefix, limit - erased);
+            self.notify();
+            erased += rx.recv_timeout(QUERY_TIMEOUT).unwrap_or(0);
+        }
+        erased
+    }
+
+    /// Asks worker `w` to erase up to `limit` CS entries under `prefix`; the
+    /// receiver gets the count once the worker is woken and has done it.
+    fn ask_cs_erase(&mut self, w: usize, prefix: &Name, limit: usize) -> mpsc::Receiver<usize> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.control(w, Control::CsErase(prefix.clone(), limit, tx));
+        rx
     }
 
     /// Moves everything the workers handed back (packets to send, datagrams to
@@ -1082,6 +1099,30 @@ pub(crate) mod tests {
         let total = ShardStats::sum(&stats);
         assert_eq!(total.counters.satisfied_interests, 2 * n as u64);
         assert_eq!(total.dispatched, 4 * n as u64);
+    }
+
+    /// `cs/erase` with a Count erases that many in all, not that many per shard.
+    #[test]
+    fn a_limited_cs_erase_counts_across_shards() {
+        let mut w = start(3);
+        let n = 60u32;
+        for i in 0..n {
+            w.dispatch(DOWN, interest(&format!("/e/obj{i}"), i, false), 0);
+        }
+        w.notify();
+        settle(&mut w);
+        for i in 0..n {
+            w.dispatch(UP, DataBuilder::new(format!("/e/obj{i}").parse().unwrap()).build(b"x"), 0);
+        }
+        w.notify();
+        let (_, stats) = settle(&mut w);
+        assert_eq!(ShardStats::sum(&stats).cs_entries, n as usize);
+        assert!(stats.iter().all(|s| s.cs_entries > 0), "every shard caches some: {:?}", stats.iter().map(|s| s.cs_entries).collect::<Vec<_>>());
+        let prefix: Name = "/e".parse().unwrap();
+        assert_eq!(w.cs_erase(&prefix, 25), 25);
+        assert_eq!(ShardStats::sum(&w.stats()).cs_entries, n as usize - 25);
+        assert_eq!(w.cs_erase(&prefix, usize::MAX), n as usize - 25);
+        assert_eq!(ShardStats::sum(&w.stats()).cs_entries, 0);
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub enum CsCommand {
     Erase {
         /// Name prefix whose Data go
         prefix: String,
-        /// Erase at most this many packets (with several workers, this many per worker)
+        /// Erase at most this many packets
         #[arg(long)]
         count: Option<u64>,
     },
