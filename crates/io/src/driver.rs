@@ -490,6 +490,24 @@ impl Io {
         Ok(face.info.clone())
     }
 
+    /// Raises a face's persistency to `want` (`faces/update`), as a
+    /// `faces/create` of an existing face does; the error says why it cannot
+    /// be: no such face here, a lower persistency (a request only raises one,
+    /// see [`Persistency`]), or a stream face accepted from a listener (a Unix
+    /// socket's or a TCP peer's), which lives as long as its connection: this
+    /// side could not dial it again.
+    pub fn raise_persistency(&mut self, face: FaceId, want: Persistency) -> Result<(), &'static str> {
+        let f = self.faces.get_mut(&face).ok_or("not a face of the I/O layer (a DPDK port's face is permanent)")?;
+        if want < f.info.persistency {
+            return Err("a face's persistency can be raised, not lowered (destroy the face and create it again)");
+        }
+        if want > f.info.persistency && matches!(f.info.kind, FaceKind::Tcp | FaceKind::Unix) && f.dialed.is_none() {
+            return Err("a face accepted from a listener lives as long as its connection");
+        }
+        f.info.persistency = want;
+        Ok(())
+    }
+
     /// Closes a face at once (after one last attempt to write what it has queued).
     /// Returns whether it existed. No `FaceDown` is emitted.
     pub fn destroy_face(&mut self, face: FaceId) -> bool {

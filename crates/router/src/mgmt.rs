@@ -149,7 +149,7 @@ impl Management {
             ("rib", "unregister") => rib_unregister(params, ingress, fwd, rib),
             ("faces", "create") => self.face_create(params, &interest.name, fwd, io)?,
             ("faces", "destroy") => self.face_destroy(params, fwd, rib, io),
-            ("faces", "update") => face_update(params, ingress, fwd),
+            ("faces", "update") => face_update(params, ingress, fwd, io),
             ("fib", "add-nexthop") => fib_add_nexthop(params, ingress, fwd),
             ("fib", "remove-nexthop") => fib_remove_nexthop(params, ingress, fwd),
             ("strategy-choice", "set") => strategy_set(params, fwd),
@@ -360,20 +360,39 @@ fn add_created_face(info: &FaceInfo, fwd: &mut Forwarder) -> ControlParameters {
     }
 }
 
-/// `faces/update`: only the LocalFieldsEnabled flag (bit 0) is meaningful here.
-fn face_update(p: ControlParameters, ingress: u32, fwd: &mut Forwarder) -> ControlResponse {
+/// `faces/update`: the LocalFieldsEnabled flag (bit 0, the only one this
+/// router implements; other Mask bits are refused) and the FacePersistency,
+/// which may only rise ([`Io::raise_persistency`]). Everything is checked
+/// before anything changes.
+fn face_update(p: ControlParameters, ingress: u32, fwd: &mut Forwarder, io: &mut Io) -> ControlResponse {
     let face = target_face(&p, ingress);
-    let Some(meta) = fwd.faces.get_mut(face) else { return ControlResponse::error(404, "Face not found") };
-    if let (Some(flags), Some(mask)) = (p.flags, p.mask) {
-        if mask & 1 == 1 {
-            if flags & 1 == 1 && !meta.local {
-                return ControlResponse::error(409, "LocalFieldsEnabled requires a local face");
-            }
-            meta.local_fields = flags & 1 == 1;
+    let Some(meta) = fwd.faces.get(face) else { return ControlResponse::error(404, "Face not found") };
+    let local_fields = match (p.flags, p.mask) {
+        (None, None) => None,
+        (Some(_), None) | (None, Some(_)) => return bad("Flags and Mask go together"),
+        (Some(_), Some(m)) if m & !1 != 0 => return bad("Mask may select only LocalFieldsEnabled (1)"),
+        (Some(_), Some(0)) => None,
+        (Some(f), Some(_)) => Some(f & 1 == 1),
+    };
+    if local_fields == Some(true) && !meta.local {
+        return ControlResponse::error(409, "LocalFieldsEnabled requires a local face");
+    }
+    if let Some(code) = p.face_persistency {
+        let Some(want) = Persistency::from_code(code) else { return bad("unknown FacePersistency") };
+        if let Err(why) = io.raise_persistency(face, want) {
+            return ControlResponse::error(409, format!("FacePersistency not changed: {why}"));
         }
     }
-    let flags = meta.local_fields as u64;
-    ControlResponse::ok(ControlParameters { face_id: Some(face as u64), flags: Some(flags), ..Default::default() })
+    let meta = fwd.faces.get_mut(face).expect("looked up above");
+    if let Some(on) = local_fields {
+        meta.local_fields = on;
+    }
+    ControlResponse::ok(ControlParameters {
+        face_id: Some(face as u64),
+        flags: Some(meta.local_fields as u64),
+        face_persistency: io.face(face).map(|f| f.persistency.code()),
+        ..Default::default()
+    })
 }
 
 fn fib_add_nexthop(p: ControlParameters, ingress: u32, fwd: &mut Forwarder) -> ControlResponse {
@@ -741,6 +760,41 @@ mod tests {
             assert_eq!(config(&mut r, Some(99), flags, mask).0, 400, "flags {flags:?} mask {mask:?}");
         }
         assert_eq!(info(&mut r), (10, 1), "a refused command changed nothing");
+    }
+
+    /// `faces/update` sets LocalFieldsEnabled on a local face only, raises a
+    /// dialed face's persistency but never lowers it, and refuses what it
+    /// does not implement (other flag bits, Flags without a Mask) before
+    /// changing anything.
+    #[test]
+    fn faces_update_sets_local_fields_and_raises_persistency() {
+        let mut r = Router::new();
+        let update = |r: &mut Router, p: ControlParameters| {
+            let reply = r.ask(LOCAL, command_name(MgmtScope::Localhost, "faces", "update", &p));
+            let resp = ControlResponse::decode(&reply.content_bytes()).unwrap();
+            (resp.status_code, resp.body.map(|b| (b.flags, b.face_persistency)))
+        };
+        let on = |face: u32| ControlParameters { face_id: Some(face.into()), flags: Some(1), mask: Some(1), ..Default::default() };
+        assert_eq!(update(&mut r, on(LOCAL)), (200, Some((Some(1), None))));
+        assert!(r.fwd.faces.get(LOCAL).unwrap().local_fields);
+        assert_eq!(update(&mut r, on(NEIGHBOUR)).0, 409, "local fields need a local face");
+        for (flags, mask) in [(Some(0), None), (None, Some(1)), (Some(0), Some(3))] {
+            let p = ControlParameters { face_id: Some(LOCAL.into()), flags, mask, ..Default::default() };
+            assert_eq!(update(&mut r, p).0, 400, "flags {flags:?} mask {mask:?}");
+        }
+        assert!(r.fwd.faces.get(LOCAL).unwrap().local_fields, "refused commands changed nothing");
+
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let info = r.io.create_face(&format!("tcp4://{}", listener.local_addr().unwrap()), Persistency::Persistent).unwrap();
+        r.fwd.add_face(info.id, FaceMeta { point_to_point: true, ..Default::default() });
+        let persistency = |p: Persistency| ControlParameters { face_id: Some(info.id.into()), face_persistency: Some(p.code()), ..Default::default() };
+        assert_eq!(update(&mut r, persistency(Persistency::Permanent)), (200, Some((Some(0), Some(Persistency::Permanent.code())))));
+        assert_eq!(r.io.face(info.id).unwrap().persistency, Persistency::Permanent);
+        assert_eq!(update(&mut r, persistency(Persistency::Persistent)).0, 409, "never lowered");
+        assert_eq!(update(&mut r, persistency(Persistency::OnDemand)).0, 409);
+        assert_eq!(r.io.face(info.id).unwrap().persistency, Persistency::Permanent);
+        let p = ControlParameters { face_persistency: Some(Persistency::Permanent.code()), ..on(LOCAL) };
+        assert_eq!(update(&mut r, p).0, 409, "a face the I/O layer does not hold keeps what it has");
     }
 
     /// A TCP `faces/create` is answered once its connection is made; one whose
