@@ -63,6 +63,9 @@ pub struct FacesConfig {
 #[serde(deny_unknown_fields)]
 pub struct TablesConfig {
     pub cs_capacity: usize,
+    /// Whether the CS admits new Data and serves Interests at start.
+    pub cs_admit: bool,
+    pub cs_serve: bool,
     pub pit_capacity: usize,
     pub max_interest_lifetime_ms: u64,
     pub dead_nonce_lifetime_ms: u64,
@@ -299,6 +302,8 @@ struct PartialFaces {
 #[allow(dead_code)]
 struct PartialTables {
     cs_capacity: Option<usize>,
+    cs_admit: Option<bool>,
+    cs_serve: Option<bool>,
     pit_capacity: Option<usize>,
     max_interest_lifetime_ms: Option<u64>,
     dead_nonce_lifetime_ms: Option<u64>,

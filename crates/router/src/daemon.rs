@@ -557,6 +557,8 @@ fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: imp
         ..EngineConfig::default()
     };
     let mut fwd = Forwarder::with_fib(&engine_cfg, 0, fib(engine_cfg.fib_variant));
+    fwd.pcct.cs.set_admit(cfg.tables.cs_admit);
+    fwd.pcct.cs.set_serve(cfg.tables.cs_serve);
     fwd.add_face(INTERNAL_FACE, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
     for s in &cfg.strategies {
         fwd.strategies.insert(&s.prefix.parse().expect("validated"), strategy_kind(s));

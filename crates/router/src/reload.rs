@@ -1,7 +1,8 @@
 //! Reloading the configuration while the router runs, on SIGHUP as NFD does:
 //! the PIT, the CS's packets, the faces and the routes management added all
 //! stay. What the new file changes is applied where the running router can
-//! take it — static routes, strategy choices, the CS capacity, the log level —
+//! take it — static routes, strategy choices, the CS's capacity and switches,
+//! the log level —
 //! and what needs a restart (listeners, workers, DPDK, the PIT's size, the
 //! FIB's variant, the log format) is named in the log and keeps its running
 //! value until then. A file that does not load changes nothing.
@@ -38,14 +39,7 @@ impl Daemon {
         self.keep_restart_only(&old, &mut new, &mut done);
         self.reload_strategies(&old, &new, &mut done);
         self.reload_routes(&new, &mut done);
-        if new.tables.cs_capacity != old.tables.cs_capacity {
-            let cs = &mut self.fwd.pcct.cs;
-            cs.set_capacity(new.tables.cs_capacity);
-            if let Some(w) = &mut self.workers {
-                w.broadcast(Change::Cs { capacity: cs.capacity().div_ceil(w.len().max(1)), admit: cs.admits(), serve: cs.serves() });
-            }
-            done.applied.push(format!("tables.cs_capacity {} → {}", old.tables.cs_capacity, new.tables.cs_capacity));
-        }
+        self.reload_cs(&old, &new, &mut done);
         if new.log.level != old.log.level {
             match logging::set_level(&new.log.level) {
                 LevelChange::Applied | LevelChange::NotInstalled => done.applied.push(format!("log.level {} → {}", old.log.level, new.log.level)),
@@ -102,6 +96,30 @@ impl Daemon {
             "tables.dead_nonce_lifetime_ms" => tables.dead_nonce_lifetime_ms,
             "tables.fib_variant" => tables.fib_variant,
         );
+    }
+
+    /// Applies the CS settings `new` changes (capacity, admit, serve), in
+    /// every worker's store too.
+    fn reload_cs(&mut self, old: &Config, new: &Config, done: &mut Reloaded) {
+        let (was, is) = (&old.tables, &new.tables);
+        let cs = &mut self.fwd.pcct.cs;
+        if is.cs_capacity != was.cs_capacity {
+            cs.set_capacity(is.cs_capacity);
+            done.applied.push(format!("tables.cs_capacity {} → {}", was.cs_capacity, is.cs_capacity));
+        }
+        if is.cs_admit != was.cs_admit {
+            cs.set_admit(is.cs_admit);
+            done.applied.push(format!("tables.cs_admit {} → {}", was.cs_admit, is.cs_admit));
+        }
+        if is.cs_serve != was.cs_serve {
+            cs.set_serve(is.cs_serve);
+            done.applied.push(format!("tables.cs_serve {} → {}", was.cs_serve, is.cs_serve));
+        }
+        if (is.cs_capacity, is.cs_admit, is.cs_serve) != (was.cs_capacity, was.cs_admit, was.cs_serve) {
+            if let Some(w) = &mut self.workers {
+                w.broadcast(Change::Cs { capacity: cs.capacity().div_ceil(w.len().max(1)), admit: cs.admits(), serve: cs.serves() });
+            }
+        }
     }
 
     /// Removes the strategy choices `old` made that `new` does not (the root
@@ -192,7 +210,7 @@ mod tests {
         assert_eq!(d.reload(config(&first)), Reloaded::default(), "the same file changes nothing");
 
         let second = format!(
-            "{}{}{}{}[tables]\ncs_capacity = 10\npit_capacity = 5\n",
+            "{}{}{}{}[tables]\ncs_capacity = 10\ncs_serve = false\npit_capacity = 5\n",
             route("/kept", "udp4://127.0.0.1:9"),
             route("/new", "udp4://127.0.0.1:11"),
             strategy("/new", "multicast"),
@@ -201,7 +219,7 @@ mod tests {
         let done = d.reload(config(&second));
         assert_eq!(done.need_restart, ["tables.pit_capacity"]);
         assert!(done.failed.is_empty(), "{done:?}");
-        assert_eq!(done.applied.len(), 6, "{done:?}");
+        assert_eq!(done.applied.len(), 7, "{done:?}");
         assert!(hops(&d, "/gone").is_empty(), "the route the file dropped is gone");
         assert!(d.io.faces().any(|f| f.id == gone_face), "its face stays");
         assert_eq!(hops(&d, "/kept").len(), 1);
@@ -210,6 +228,7 @@ mod tests {
         assert_eq!(d.fwd.strategies.get(&name("/new")), Some(&StrategyKind::Multicast));
         assert_eq!(d.fwd.strategies.get(&Name::root()), Some(&StrategyKind::Multicast));
         assert_eq!(d.fwd.pcct.cs.capacity(), 10);
+        assert!(d.fwd.pcct.cs.admits() && !d.fwd.pcct.cs.serves());
         assert_eq!(d.config.tables.pit_capacity, config("").tables.pit_capacity, "the running value stays in the running configuration");
         assert_eq!(d.reload(config(&second)).need_restart, ["tables.pit_capacity"], "and is named again while the file differs");
 
@@ -223,6 +242,16 @@ mod tests {
         assert_eq!(d.fwd.strategies.get(&name("/new")), None);
         assert!(hops(&d, "/new").is_empty() && hops(&d, "/kept").len() == 1);
         assert_eq!(d.reload(config(&third)).failed.len(), 1);
+    }
+
+    /// The CS switches the file sets at start hold until a reload changes them.
+    #[test]
+    fn the_cs_switches_start_as_configured() {
+        let mut d = Daemon::new(&config("[tables]\ncs_admit = false\n")).unwrap();
+        assert!(!d.fwd.pcct.cs.admits() && d.fwd.pcct.cs.serves());
+        let done = d.reload(config("[tables]\ncs_admit = true\n"));
+        assert_eq!(done.applied, ["tables.cs_admit false → true"]);
+        assert!(d.fwd.pcct.cs.admits());
     }
 
     /// Management's own changes stay through a reload that does not touch them.
