@@ -24,7 +24,7 @@ use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::mgmt::{
     encode_list, parse_request, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry, ForwarderStatus,
-    NextHopRecord, Record, RibEntry, Route as RouteRecord, Strategy, StrategyChoice,
+    NextHopRecord, Record, RibEntry, Route as RouteRecord, Strategy, StrategyChoice, CS_ENABLE_ADMIT, CS_ENABLE_SERVE,
 };
 use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name};
@@ -300,6 +300,21 @@ fn bad(text: &str) -> ControlResponse {
     ControlResponse::error(400, text)
 }
 
+/// A command's Flags and the Mask saying which of them to change, `(0, 0)`
+/// when it has neither. Flags without a Mask, a Mask without Flags, or Mask
+/// bits beyond `known` (those this router implements, named in `names`) are
+/// refused, with the reason for a 400 answer: a command obeyed only in part
+/// must not be obeyed at all.
+fn flags_and_mask(p: &ControlParameters, known: u64, names: &str) -> Result<(u64, u64), String> {
+    match (p.flags, p.mask) {
+        (None, None) => Ok((0, 0)),
+        (Some(_), None) => Err("Flags need a Mask saying which of them to change".to_owned()),
+        (None, Some(_)) => Err("Mask needs Flags giving the new values".to_owned()),
+        (Some(_), Some(m)) if m & !known != 0 => Err(format!("Mask may select only {names}")),
+        (Some(f), Some(m)) => Ok((f, m)),
+    }
+}
+
 /// The face a command names: FaceId, or the requester's own face when 0 or absent.
 fn target_face(params: &ControlParameters, ingress: u32) -> u32 {
     match params.face_id {
@@ -367,13 +382,11 @@ fn add_created_face(info: &FaceInfo, fwd: &mut Forwarder) -> ControlParameters {
 fn face_update(p: ControlParameters, ingress: u32, fwd: &mut Forwarder, io: &mut Io) -> ControlResponse {
     let face = target_face(&p, ingress);
     let Some(meta) = fwd.faces.get(face) else { return ControlResponse::error(404, "Face not found") };
-    let local_fields = match (p.flags, p.mask) {
-        (None, None) => None,
-        (Some(_), None) | (None, Some(_)) => return bad("Flags and Mask go together"),
-        (Some(_), Some(m)) if m & !1 != 0 => return bad("Mask may select only LocalFieldsEnabled (1)"),
-        (Some(_), Some(0)) => None,
-        (Some(f), Some(_)) => Some(f & 1 == 1),
+    let (flags, mask) = match flags_and_mask(&p, 1, "LocalFieldsEnabled (1)") {
+        Ok(fm) => fm,
+        Err(why) => return bad(&why),
     };
+    let local_fields = (mask & 1 != 0).then_some(flags & 1 != 0);
     if local_fields == Some(true) && !meta.local {
         return ControlResponse::error(409, "LocalFieldsEnabled requires a local face");
     }
@@ -430,30 +443,18 @@ fn strategy_unset(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse 
     ControlResponse::ok(ControlParameters { name: Some(name), ..Default::default() })
 }
 
-/// `cs/config`'s Flags and Mask bits (NFD's CsFlagBit).
-const CS_ENABLE_ADMIT: u64 = 1;
-const CS_ENABLE_SERVE: u64 = 2;
-
 /// The CS's Flags as `cs/config` and `cs/info` report them.
 fn cs_flags(cs: &trajan_tables::Cs) -> u64 {
     (if cs.admits() { CS_ENABLE_ADMIT } else { 0 }) | if cs.serves() { CS_ENABLE_SERVE } else { 0 }
 }
 
 /// `cs/config`: the capacity, and the admit and serve flags the Mask selects
-/// (NFD's semantics). A Mask without Flags, or one with bits NFD does not
-/// define, is refused before anything changes: a command that would be
-/// obeyed only in part must not be obeyed at all.
+/// (NFD's semantics), checked before anything changes ([`flags_and_mask`]).
 fn cs_config(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
-    let mask = match (p.flags, p.mask) {
-        (None, None) => 0,
-        (Some(_), None) => return bad("Flags need a Mask saying which of them to change"),
-        (None, Some(_)) => return bad("Mask needs Flags giving the new values"),
-        (Some(_), Some(m)) if m & !(CS_ENABLE_ADMIT | CS_ENABLE_SERVE) != 0 => {
-            return bad("Mask may select only CS_ENABLE_ADMIT (1) and CS_ENABLE_SERVE (2)")
-        }
-        (Some(_), Some(m)) => m,
+    let (flags, mask) = match flags_and_mask(&p, CS_ENABLE_ADMIT | CS_ENABLE_SERVE, "CS_ENABLE_ADMIT (1) and CS_ENABLE_SERVE (2)") {
+        Ok(fm) => fm,
+        Err(why) => return bad(&why),
     };
-    let flags = p.flags.unwrap_or(0);
     let cs = &mut fwd.pcct.cs;
     if let Some(c) = p.capacity {
         cs.set_capacity(c.min(usize::MAX as u64) as usize);
@@ -622,11 +623,8 @@ fn propagate(module: &str, verb: &str, resp: &ControlResponse, fwd: &Forwarder, 
     match (module, verb, &body.name, body.face_id) {
         ("rib" | "fib", _, Some(name), _) => workers.broadcast(Change::route(fwd, name)),
         ("faces", _, _, Some(id)) => workers.broadcast(Change::face(fwd, id.min(u32::MAX as u64) as u32)),
-        ("strategy-choice", _, Some(name), _) => workers.broadcast(Change::Strategy(name.clone(), fwd.strategies.get(name).copied())),
-        ("cs", "config", _, _) => {
-            let cs = &fwd.pcct.cs;
-            workers.broadcast(Change::Cs { capacity: cs.capacity().div_ceil(workers.len().max(1)), admit: cs.admits(), serve: cs.serves() })
-        }
+        ("strategy-choice", _, Some(name), _) => workers.broadcast(Change::strategy(fwd, name)),
+        ("cs", "config", _, _) => workers.broadcast(Change::cs(fwd, workers.len())),
         _ => {}
     }
 }

@@ -102,6 +102,7 @@ impl Daemon {
     /// every worker's store too.
     fn reload_cs(&mut self, old: &Config, new: &Config, done: &mut Reloaded) {
         let (was, is) = (&old.tables, &new.tables);
+        let before = done.applied.len();
         let cs = &mut self.fwd.pcct.cs;
         if is.cs_capacity != was.cs_capacity {
             cs.set_capacity(is.cs_capacity);
@@ -115,9 +116,9 @@ impl Daemon {
             cs.set_serve(is.cs_serve);
             done.applied.push(format!("tables.cs_serve {} → {}", was.cs_serve, is.cs_serve));
         }
-        if (is.cs_capacity, is.cs_admit, is.cs_serve) != (was.cs_capacity, was.cs_admit, was.cs_serve) {
+        if done.applied.len() > before {
             if let Some(w) = &mut self.workers {
-                w.broadcast(Change::Cs { capacity: cs.capacity().div_ceil(w.len().max(1)), admit: cs.admits(), serve: cs.serves() });
+                w.broadcast(Change::cs(&self.fwd, w.len()));
             }
         }
     }
@@ -146,7 +147,7 @@ impl Daemon {
 
     fn broadcast_strategy(&mut self, prefix: &Name) {
         if let Some(w) = &mut self.workers {
-            w.broadcast(Change::Strategy(prefix.clone(), self.fwd.strategies.get(prefix).copied()));
+            w.broadcast(Change::strategy(&self.fwd, prefix));
         }
     }
 

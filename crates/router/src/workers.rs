@@ -98,6 +98,18 @@ impl Change {
         Change::Route(prefix.clone(), fwd.fib.get(prefix).map(|e| e.nexthops.clone()).unwrap_or_default())
     }
 
+    /// The strategy choice of exactly `prefix` as `fwd` (the control replica) holds it now.
+    pub fn strategy(fwd: &Forwarder, prefix: &Name) -> Change {
+        Change::Strategy(prefix.clone(), fwd.strategies.get(prefix).copied())
+    }
+
+    /// The CS configuration of `fwd` (the control replica), its capacity
+    /// shared among `workers` stores.
+    pub fn cs(fwd: &Forwarder, workers: usize) -> Change {
+        let cs = &fwd.pcct.cs;
+        Change::Cs { capacity: cs.capacity().div_ceil(workers.max(1)), admit: cs.admits(), serve: cs.serves() }
+    }
+
     /// The face `id` as `fwd` (the control replica) holds it now.
     pub fn face(fwd: &Forwarder, id: FaceId) -> Change {
         Change::Face(id, fwd.faces.get(id).map(|m| FaceMeta { counters: FaceCounters::default(), ..m.clone() }))

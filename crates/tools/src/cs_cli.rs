@@ -5,14 +5,10 @@
 use std::fmt::Write as _;
 
 use anyhow::Context;
-use trajan_wire::mgmt::{decode_list, ControlParameters, CsInfo};
+use trajan_wire::mgmt::{decode_list, ControlParameters, CsInfo, CS_ENABLE_ADMIT, CS_ENABLE_SERVE};
 
 use crate::client::{Client, ClientArgs};
 use crate::mgmt_cli::parse_prefix;
-
-/// `cs/config`'s Flags and Mask bits (NFD's CsFlagBit).
-const CS_ENABLE_ADMIT: u64 = 1;
-const CS_ENABLE_SERVE: u64 = 2;
 
 /// Arguments of `trajan cs`.
 #[derive(clap::Args, Debug, Clone)]

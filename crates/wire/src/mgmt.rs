@@ -87,6 +87,11 @@ pub const ROUTE_FLAG_CHILD_INHERIT: u64 = 1;
 /// Route flag: longer prefixes' routes are ignored in favour of this one.
 pub const ROUTE_FLAG_CAPTURE: u64 = 2;
 
+/// `cs/config`'s and `cs/info`'s Flags bits (NFD's CsFlagBit): whether the
+/// content store admits new Data, and whether it answers Interests.
+pub const CS_ENABLE_ADMIT: u64 = 1;
+pub const CS_ENABLE_SERVE: u64 = 2;
+
 /// A structure encoded as a sequence of TLV fields. Implemented by every management
 /// structure so that nesting, lists and whole-element framing are written once.
 pub trait Record: Sized {
