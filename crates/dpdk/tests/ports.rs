@@ -148,7 +148,7 @@ fn a_received_interest_or_nack_is_a_copy_and_its_mbuf_goes_back_to_the_pool() {
     let (mut a, mut b) = cable("copy", Encap::Ether, Encap::Ether, &pool);
     let token = LpHeaders { pit_token: Some(Bytes::from_static(b"tok")), ..Default::default() };
     let nack = LpHeaders { nack: Some(NackReason::NoRoute), ..Default::default() };
-    let sent = vec![interest(1), LpPacket::wrap(&interest(2), &token), LpPacket::wrap(&interest(3), &nack)];
+    let sent = [interest(1), LpPacket::wrap(&interest(2), &token), LpPacket::wrap(&interest(3), &nack)];
     flush_lagged_frees();
     let before = pool.available();
     let n = 600; // more than half the pool: held as views, they would drain it

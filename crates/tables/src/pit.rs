@@ -671,7 +671,7 @@ mod tests {
         let (a, b) = (insert(&mut pit, "/a", false, false, 0), insert(&mut pit, "/b", false, false, 0));
         let faces = IN_RECORDS_INLINE as FaceId;
         for face in 1..=faces + 2 {
-            assert_eq!(pit.pit.upsert_in_record(a, face, face as u32, 1000, None), Ok(()));
+            assert_eq!(pit.pit.upsert_in_record(a, face, face, 1000, None), Ok(()));
         }
         assert_eq!(pit.pit.extra_in_records(), 2);
         assert_eq!(pit.pit.upsert_in_record(a, faces + 3, 0, 1000, None), Err(PitFull), "a third beyond the inline ones");
