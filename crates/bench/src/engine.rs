@@ -1062,7 +1062,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     s.strategy = per_item(&interests.iter().zip(&nexthops).collect::<Vec<_>>(), 3, |((ingress, i), nh)| {
         let kind = strategies.lpm(&i.name).map_or(StrategyKind::BestRoute, |(_, k)| *k);
         let local = localhop.is_prefix_of(&i.name);
-        black_box(strategy::on_interest(kind, &entry, nh, now, |f| f != *ingress && !local && faces.get(f).is_some()));
+        black_box(strategy::on_interest(kind, &entry, nh, now, |f| f != *ingress && !local && faces.get(f).is_some(), |faces| faces[0]));
     });
     s.cs_lookup = per_item(&interests, 1, |(_, i)| {
         black_box(fwd.pcct.cs.lookup(i, now).is_some());
@@ -1087,7 +1087,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
             let nonce = i.nonce.unwrap_or(0);
             let (id, _) = pit.find_or_insert(i, now).expect("unbounded");
             pit.pit.upsert_in_record(id, *face, nonce, now + LIFETIME_MS, None).expect("unbounded");
-            pit.pit.get_mut(id).expect("just inserted").upsert_out_record(PRODUCER, nonce, now);
+            pit.pit.get_mut(id).expect("just inserted").upsert_out_record(PRODUCER, nonce, now, 0);
             pit.pit.reschedule(id);
         }
         let t1 = Instant::now();
@@ -1133,7 +1133,7 @@ fn memory<F: FibSource>(b: &mut Bench<F>) -> (Option<f64>, Option<f64>) {
             let nonce = i.nonce.unwrap_or(0);
             if let Ok((id, _)) = pit.find_or_insert(i, now) {
                 pit.pit.upsert_in_record(id, PRODUCER + 1, nonce, now + LIFETIME_MS, None).expect("unbounded");
-                pit.pit.get_mut(id).expect("just inserted").upsert_out_record(PRODUCER, nonce, now);
+                pit.pit.get_mut(id).expect("just inserted").upsert_out_record(PRODUCER, nonce, now, 0);
             }
         }
     });

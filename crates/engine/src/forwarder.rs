@@ -15,6 +15,7 @@ use trajan_wire::{Data, Interest, NackReason, Name, WireError};
 
 use crate::counters::ForwarderCounters;
 use crate::faces::{FaceMeta, FaceTable};
+use crate::measurements::{MeasureId, Measurements, NOT_MEASURED};
 use crate::phases::{lap, PhaseNs};
 use crate::strategy::{self, InterestDecision, NackDecision, StrategyKind};
 use crate::FaceId;
@@ -231,6 +232,9 @@ pub struct Forwarder<F: FibSource = Fib> {
     pub pcct: Pcct,
     pub dead_nonces: DeadNonceList,
     pub strategies: LpmTable<StrategyKind>,
+    /// What the dynamic strategy learned of its upstreams (empty while no
+    /// Interest went out under it).
+    pub measurements: Measurements,
     pub faces: FaceTable,
     pub counters: ForwarderCounters,
     /// [`EngineConfig::max_lifetime_ms`].
@@ -282,6 +286,7 @@ impl<F: FibSource> Forwarder<F> {
             pcct: Pcct::with_hasher(cfg.pit_capacity, cfg.cs_capacity, now_ms, names.clone()),
             dead_nonces: DeadNonceList::new(cfg.dead_nonce_lifetime_ms, cfg.dead_nonce_capacity),
             strategies,
+            measurements: Measurements::default(),
             faces: FaceTable::default(),
             counters: ForwarderCounters::default(),
             max_lifetime_ms: cfg.max_lifetime_ms,
@@ -341,9 +346,11 @@ impl<F: FibSource> Forwarder<F> {
             if !entry.satisfied {
                 self.counters.unsatisfied_interests += 1;
             }
+            settle(&mut self.measurements, &entry);
             remember_nonces(&mut self.dead_nonces, &self.names, &entry, now_ms);
         }
         self.expired = expired;
+        self.measurements.sweep(now_ms);
         if let (Some(t), Some(p)) = (clock.as_mut(), &mut self.phases) {
             p.timers += lap(t);
         }
@@ -601,7 +608,7 @@ impl<F: FibSource> Forwarder<F> {
         // face's) sends it nowhere.
         if let (true, Some(nh)) = (local_fields, lp.next_hop_face_id) {
             if let Some(face) = FaceId::try_from(nh).ok().filter(|f| self.faces.get(*f).is_some() && *f != ingress) {
-                self.send_interest(now, id, ingress, face, out);
+                self.send_interest(now, id, ingress, face, NOT_MEASURED, out);
             }
             return None;
         }
@@ -629,9 +636,15 @@ impl<F: FibSource> Forwarder<F> {
         let Some(entry) = self.pcct.pit.get(id) else { return };
         let kind = self.strategy_for(entry.name());
         let local_only = self.local_only(entry.name(), ingress_local);
+        let measure = match kind {
+            StrategyKind::Dynamic => measure(&self.fib, &mut self.measurements, entry.name(), now),
+            _ => NOT_MEASURED,
+        };
         let faces = &self.faces;
         let usable = |f: FaceId| f != ingress && faces.get(f).is_some_and(|m| m.local || !local_only);
-        let decision = strategy::on_interest(kind, entry, nexthops, now, usable);
+        let (measurements, rng) = (&mut self.measurements, &mut self.rng);
+        let pick = |candidates: &[FaceId]| measurements.choose(measure, candidates, rng.f32());
+        let decision = strategy::on_interest(kind, entry, nexthops, now, usable, pick);
         // The entry's encoding is the latest Interest aggregated into it; here
         // another than this one (a later Interest of the burst, or one since
         // this was forwarded). Sent on, it must not go back to the face it came
@@ -654,10 +667,10 @@ impl<F: FibSource> Forwarder<F> {
             }
         }
         match decision {
-            InterestDecision::ForwardTo(face) => self.send_interest(now, id, ingress, face, out),
+            InterestDecision::ForwardTo(face) => self.send_interest(now, id, ingress, face, measure, out),
             InterestDecision::Forward(targets) => {
                 for face in targets {
-                    self.send_interest(now, id, ingress, face, out);
+                    self.send_interest(now, id, ingress, face, measure, out);
                 }
             }
             InterestDecision::Suppress => {}
@@ -667,6 +680,7 @@ impl<F: FibSource> Forwarder<F> {
                 let entry = self.pcct.pit.get(id).expect("present");
                 let wire = entry.wire().clone();
                 if entry.in_records.is_empty() {
+                    settle(&mut self.measurements, entry);
                     self.pcct.discard(id);
                 } else {
                     self.pcct.pit.reschedule(id);
@@ -719,17 +733,21 @@ impl<F: FibSource> Forwarder<F> {
     }
 
     /// Sends a PIT entry's Interest (its upstream encoding) on `face`, recording
-    /// the out-record. `ingress` is reported as IncomingFaceId to faces with local fields.
+    /// the out-record, counted as pending in `measure` (see [`Measurements`]).
+    /// `ingress` is reported as IncomingFaceId to faces with local fields.
     /// Always inlined (see [`Forwarder::forward_new`]).
     #[inline(always)]
-    fn send_interest(&mut self, now: u64, id: PitId, ingress: FaceId, face: FaceId, out: &mut Vec<Outgoing>) {
+    fn send_interest(&mut self, now: u64, id: PitId, ingress: FaceId, face: FaceId, measure: MeasureId, out: &mut Vec<Outgoing>) {
         let Some(entry) = self.pcct.pit.get_mut(id) else { return };
         let nonce = entry.nonce;
         if entry.hop_limit == Some(0) && !self.faces.get(face).is_some_and(|m| m.local) {
             self.counters.hop_limit_drops += 1;
             return;
         }
-        entry.upsert_out_record(face, nonce, now);
+        if !self.measurements.is_empty() {
+            count_sent(&mut self.measurements, entry, face, measure);
+        }
+        entry.upsert_out_record(face, nonce, now, measure);
         let Some(meta) = self.faces.get_mut(face) else { return };
         meta.counters.packets.out_interests += 1;
         self.counters.packets.out_interests += 1;
@@ -777,7 +795,7 @@ impl<F: FibSource> Forwarder<F> {
         let cache = lp.cache_policy != Some(CACHE_POLICY_NO_CACHE);
         // The burst buffers are borrowed field by field, not taken out and put
         // back (two vectors moved twice per Data cost 17 instructions).
-        let Forwarder { pcct, matches, downstreams: sent, counters, faces, dead_nonces, names, .. } = self;
+        let Forwarder { pcct, matches, downstreams: sent, counters, faces, dead_nonces, names, measurements, .. } = self;
         matches.clear();
         pcct.satisfy(data, keys.name, keys.cs, cache, now, matches);
         if matches.is_empty() {
@@ -807,6 +825,7 @@ impl<F: FibSource> Forwarder<F> {
             if entry.must_be_fresh() && stale_soon {
                 remember_nonces(dead_nonces, names, entry, now);
             }
+            settle(measurements, entry);
             pcct.discard(id);
         }
         // The last downstream gets the received buffer itself (nothing reads the
@@ -834,13 +853,19 @@ impl<F: FibSource> Forwarder<F> {
             return;
         };
         let entry = self.pcct.pit.get_mut(id).expect("found");
-        match entry.out_record_mut(ingress) {
-            Some(o) if Some(o.nonce) == interest.nonce => o.nack = Some(reason),
+        let measure = match entry.out_record_mut(ingress) {
+            Some(o) if Some(o.nonce) == interest.nonce => {
+                // The upstream answered: no longer pending there.
+                if o.nack.replace(reason).is_none() {
+                    self.measurements.answered(o.measure, ingress);
+                }
+                o.measure
+            }
             _ => {
                 self.counters.dropped_nacks += 1;
                 return;
             }
-        }
+        };
         let entry = self.pcct.pit.get(id).expect("found");
         let kind = self.strategy_for(entry.name());
         // The entry keeps its Interest encoded: decode it for the ForwardingHint
@@ -858,7 +883,9 @@ impl<F: FibSource> Forwarder<F> {
         let from_local = self.localhost.is_prefix_of(entry.name()) || faces.get(downstream).is_some_and(|m| m.local);
         let local_only = self.local_only(entry.name(), from_local);
         let usable = |f: FaceId| faces.get(f).is_some_and(|m| m.local || !local_only) && !entry.in_records.iter().any(|r| r.face == f);
-        match strategy::on_nack(kind, entry, &nexthops, usable) {
+        let (measurements, rng) = (&mut self.measurements, &mut self.rng);
+        let pick = |candidates: &[FaceId]| measurements.choose(measure, candidates, rng.f32());
+        match strategy::on_nack(kind, entry, &nexthops, usable, pick) {
             NackDecision::Retry(face) => {
                 // The encoding's own face may have left the entry (Nacked
                 // NoRoute); then it goes on as the first remaining one's.
@@ -867,11 +894,12 @@ impl<F: FibSource> Forwarder<F> {
                     let (nonce, hop_limit) = (first.nonce, entry.hop_limit);
                     rebuild_upstream(entry, nonce, hop_limit);
                 }
-                self.send_interest(now, id, downstream, face, out);
+                self.send_interest(now, id, downstream, face, measure, out);
             }
             NackDecision::Wait => {}
             NackDecision::GiveUp(reason) => {
                 let entry = self.pcct.remove(id).expect("found");
+                settle(&mut self.measurements, &entry);
                 for r in &entry.in_records {
                     let mut i = latest.clone();
                     i.nonce = Some(r.nonce);
@@ -880,6 +908,42 @@ impl<F: FibSource> Forwarder<F> {
                 remember_nonces(&mut self.dead_nonces, &self.names, &entry, now);
             }
         }
+    }
+}
+
+/// The measurements entry of the FIB prefix `name` falls under, for an
+/// Interest the dynamic strategy forwards. (Looked up again here, not kept
+/// from the burst's lookup, so that other strategies pay nothing for it. An
+/// Interest forwarded by its ForwardingHint is counted under its name's
+/// prefix too, or drawn evenly when its name has none.)
+fn measure<F: FibSource>(fib: &F, measurements: &mut Measurements, name: &Name, now: u64) -> MeasureId {
+    let Some(fib) = fib.view() else { return NOT_MEASURED };
+    match fib.lpm(name) {
+        Some((prefix, _)) => measurements.entry(prefix.value(), now),
+        None => NOT_MEASURED,
+    }
+}
+
+/// Ends the count of an Interest that leaves the PIT in the measurements of
+/// each upstream that has not answered it (see [`Measurements`]).
+/// (Nothing to do while the table is empty, as it is without the strategy.)
+fn settle(measurements: &mut Measurements, entry: &trajan_tables::PitEntry) {
+    if measurements.is_empty() {
+        return;
+    }
+    for o in entry.out_records.iter().filter(|o| o.nack.is_none()) {
+        measurements.answered(o.measure, o.face);
+    }
+}
+
+/// Counts the Interest of `entry` about to be sent to `face` in `measure`: a
+/// resend to the same face is still one Interest pending there, and one
+/// counted elsewhere before (the strategy changed since) moves.
+fn count_sent(measurements: &mut Measurements, entry: &trajan_tables::PitEntry, face: FaceId, measure: MeasureId) {
+    let counted = entry.out_records.iter().find(|o| o.face == face && o.nack.is_none()).map_or(NOT_MEASURED, |o| o.measure);
+    if counted != measure {
+        measurements.answered(counted, face);
+        measurements.sent(measure, face);
     }
 }
 

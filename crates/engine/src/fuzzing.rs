@@ -52,6 +52,8 @@ fn forwarder_under_test() -> Forwarder {
     f.fib.add_nexthop(&route("/a/b"), 600, 10);
     f.fib.add_nexthop(&route("/localhost/x"), 500, 0);
     f.strategies.insert(&route("/m"), StrategyKind::Multicast);
+    // Dynamic under /a/b, whose two next hops it draws between.
+    f.strategies.insert(&route("/a/b"), StrategyKind::Dynamic);
     f
 }
 
@@ -92,6 +94,7 @@ pub fn forwarder(bytes: &[u8]) {
     }
     f.tick(u64::MAX);
     assert_eq!(f.pcct.pit.len(), 0, "pending Interests outlived every lifetime");
+    assert_eq!(f.measurements.pending_total(), 0, "the dynamic strategy still counts Interests that ended");
     assert_eq!(f.next_deadline(), None);
 }
 

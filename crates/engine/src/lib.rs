@@ -5,12 +5,13 @@
 //! The pipeline is Augustus' (CS → PIT → FIB for Interests, PIT → CS → fan-out for
 //! Data) with NDN's semantics: scope control, Nonce loop detection with a dead-nonce
 //! list, CanBePrefix/MustBeFresh, HopLimit, NDNLPv2 Nacks and PIT tokens, and a
-//! per-prefix strategy (best-route or multicast).
+//! per-prefix strategy (best-route, multicast, or dynamic multipath).
 
 pub mod counters;
 pub mod faces;
 pub mod forwarder;
 pub mod fuzzing;
+pub mod measurements;
 pub mod phases;
 pub mod strategy;
 

@@ -1,7 +1,8 @@
-//! Forwarding strategies, chosen per name prefix: best-route (NFD's default) and
-//! multicast. A strategy only decides *where* an Interest goes; the pipeline does
-//! the sending, so strategies stay small pure functions over a PIT entry and the
-//! FIB's next hops.
+//! Forwarding strategies, chosen per name prefix: best-route (NFD's default),
+//! multicast, and dynamic (CCN-par's weighted multipath, [`crate::measurements`]).
+//! A strategy only decides *where* an Interest goes; the pipeline does the
+//! sending, so strategies stay small pure functions over a PIT entry and the
+//! FIB's next hops (dynamic's weighted draw is the pipeline's `pick`).
 
 use smallvec::SmallVec;
 use trajan_tables::{NextHop, PitEntry};
@@ -21,6 +22,10 @@ pub enum StrategyKind {
     BestRoute,
     /// Send to every usable next hop.
     Multicast,
+    /// Send to one usable next hop drawn at random, weighted against the
+    /// Interests each holds pending ([`crate::measurements`]); on Nack or
+    /// retransmission, draw among those not tried yet.
+    Dynamic,
 }
 
 impl StrategyKind {
@@ -29,6 +34,25 @@ impl StrategyKind {
         match self {
             StrategyKind::BestRoute => "/localhost/nfd/strategy/best-route/v=5",
             StrategyKind::Multicast => "/localhost/nfd/strategy/multicast/v=4",
+            StrategyKind::Dynamic => "/localhost/nfd/strategy/dynamic/v=1",
+        }
+    }
+
+    /// The strategy a configuration file or a tool calls `word` (`best-route`,
+    /// `multicast`, `dynamic`): the component after `/localhost/nfd/strategy`.
+    pub fn from_word(word: &str) -> Option<Self> {
+        StrategyKind::ALL.into_iter().find(|k| k.word() == word)
+    }
+
+    /// Every strategy, for listing them.
+    pub const ALL: [StrategyKind; 3] = [StrategyKind::BestRoute, StrategyKind::Multicast, StrategyKind::Dynamic];
+
+    /// The strategy's short name, as [`StrategyKind::from_word`] takes it.
+    pub fn word(self) -> &'static str {
+        match self {
+            StrategyKind::BestRoute => "best-route",
+            StrategyKind::Multicast => "multicast",
+            StrategyKind::Dynamic => "dynamic",
         }
     }
 
@@ -39,11 +63,7 @@ impl StrategyKind {
         if !base.is_prefix_of(name) || name.len() < base.len() + 1 || name.len() > base.len() + 2 {
             return None;
         }
-        match name.get(base.len()).value {
-            b"best-route" => Some(StrategyKind::BestRoute),
-            b"multicast" => Some(StrategyKind::Multicast),
-            _ => None,
-        }
+        std::str::from_utf8(name.get(base.len()).value).ok().and_then(StrategyKind::from_word)
     }
 }
 
@@ -62,7 +82,8 @@ pub enum InterestDecision {
 }
 
 /// Decides where a new or retransmitted Interest goes. `usable` filters next hops the
-/// pipeline may not use (the ingress face, scope violations, vanished faces).
+/// pipeline may not use (the ingress face, scope violations, vanished faces);
+/// `pick` draws one of several faces for the dynamic strategy (only it calls it).
 /// Always inlined: once per Interest (see `Forwarder::forward_new`).
 #[inline(always)]
 pub fn on_interest(
@@ -71,6 +92,7 @@ pub fn on_interest(
     nexthops: &[NextHop],
     now_ms: u64,
     usable: impl Fn(FaceId) -> bool,
+    pick: impl FnOnce(&[FaceId]) -> FaceId,
 ) -> InterestDecision {
     let mut candidates = nexthops.iter().filter(|nh| usable(nh.face)).peekable();
     if candidates.peek().is_none() {
@@ -101,7 +123,23 @@ pub fn on_interest(
             });
             pick.map_or(InterestDecision::NoRoute, |nh| InterestDecision::ForwardTo(nh.face))
         }
+        StrategyKind::Dynamic => {
+            let all: SmallVec<[FaceId; 4]> = candidates.map(|nh| nh.face).collect();
+            dynamic(entry, &all, now_ms, pick)
+        }
     }
+}
+
+/// [`on_interest`] for the dynamic strategy, given the usable next hops
+/// (`all`, not empty): a new Interest draws among them all, a retransmission
+/// among those not tried yet (all of them once every one was).
+fn dynamic(entry: &PitEntry, all: &[FaceId], now_ms: u64, pick: impl FnOnce(&[FaceId]) -> FaceId) -> InterestDecision {
+    let retransmission = !entry.out_records.is_empty();
+    if retransmission && entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS) {
+        return InterestDecision::Suppress;
+    }
+    let untried: SmallVec<[FaceId; 4]> = all.iter().copied().filter(|&f| !entry.out_records.iter().any(|o| o.face == f)).collect();
+    InterestDecision::ForwardTo(pick(if untried.is_empty() { all } else { &untried }))
 }
 
 /// What to do after an upstream Nacked the Interest (its out-record is already marked).
@@ -116,11 +154,29 @@ pub enum NackDecision {
 }
 
 /// Decides the reaction to a Nack.
-pub fn on_nack(kind: StrategyKind, entry: &PitEntry, nexthops: &[NextHop], usable: impl Fn(FaceId) -> bool) -> NackDecision {
-    if kind == StrategyKind::BestRoute {
-        if let Some(nh) = nexthops.iter().find(|nh| usable(nh.face) && !entry.out_records.iter().any(|o| o.face == nh.face)) {
-            return NackDecision::Retry(nh.face);
+/// Best-route retries the cheapest next hop not tried yet; dynamic draws one
+/// with `pick` (only it calls it).
+pub fn on_nack(
+    kind: StrategyKind,
+    entry: &PitEntry,
+    nexthops: &[NextHop],
+    usable: impl Fn(FaceId) -> bool,
+    pick: impl FnOnce(&[FaceId]) -> FaceId,
+) -> NackDecision {
+    let mut untried = nexthops.iter().filter(|nh| usable(nh.face) && !entry.out_records.iter().any(|o| o.face == nh.face)).map(|nh| nh.face);
+    match kind {
+        StrategyKind::BestRoute => {
+            if let Some(face) = untried.next() {
+                return NackDecision::Retry(face);
+            }
         }
+        StrategyKind::Dynamic => {
+            let untried: SmallVec<[FaceId; 4]> = untried.collect();
+            if !untried.is_empty() {
+                return NackDecision::Retry(pick(&untried));
+            }
+        }
+        StrategyKind::Multicast => {}
     }
     if entry.out_records.iter().any(|o| o.nack.is_none()) {
         return NackDecision::Wait;
@@ -148,14 +204,25 @@ mod tests {
         let (id, _) = pcct.find_or_insert(&Interest::new("/a".parse().unwrap()), 0).unwrap();
         let e = pcct.pit.get_mut(id).unwrap();
         for &(face, at) in sent {
-            e.upsert_out_record(face, 1, at);
+            e.upsert_out_record(face, 1, at, 0);
         }
         (pcct, id)
     }
 
+    /// The strategy's decision, with a `pick` that takes the last face it is offered.
     fn decide(kind: StrategyKind, sent: &[(FaceId, u64)], now: u64, usable: impl Fn(FaceId) -> bool) -> InterestDecision {
+        decide_offered(kind, sent, now, usable).0
+    }
+
+    /// [`decide`], and the faces the strategy offered `pick` (none if it did not call it).
+    fn decide_offered(kind: StrategyKind, sent: &[(FaceId, u64)], now: u64, usable: impl Fn(FaceId) -> bool) -> (InterestDecision, Vec<FaceId>) {
         let (pcct, id) = entry(sent);
-        on_interest(kind, pcct.pit.get(id).unwrap(), &HOPS, now, usable)
+        let mut offered = Vec::new();
+        let d = on_interest(kind, pcct.pit.get(id).unwrap(), &HOPS, now, usable, |faces| {
+            offered = faces.to_vec();
+            *faces.last().unwrap()
+        });
+        (d, offered)
     }
 
     #[test]
@@ -179,5 +246,47 @@ mod tests {
         let all = decide(StrategyKind::Multicast, &[], 0, |f| f != 2);
         assert_eq!(all, InterestDecision::Forward([1, 3].into_iter().collect()));
         assert_eq!(decide(StrategyKind::Multicast, &[(1, 0)], 1, |_| true), InterestDecision::Suppress);
+    }
+
+    #[test]
+    fn dynamic_draws_among_usable_then_untried_next_hops() {
+        let (d, offered) = decide_offered(StrategyKind::Dynamic, &[], 0, |f| f != 2);
+        assert_eq!((d, offered), (InterestDecision::ForwardTo(3), vec![1, 3]));
+        assert_eq!(decide_offered(StrategyKind::Dynamic, &[(1, 0)], 1, |_| true), (InterestDecision::Suppress, vec![]));
+        let (d, offered) = decide_offered(StrategyKind::Dynamic, &[(3, 0)], 100, |_| true);
+        assert_eq!((d, offered), (InterestDecision::ForwardTo(2), vec![1, 2]), "a retransmission tries another");
+        let (_, offered) = decide_offered(StrategyKind::Dynamic, &[(1, 0), (2, 0), (3, 0)], 100, |_| true);
+        assert_eq!(offered, [1, 2, 3], "all tried: any");
+        assert_eq!(decide(StrategyKind::Dynamic, &[], 0, |_| false), InterestDecision::NoRoute);
+    }
+
+    #[test]
+    fn on_nack_best_route_and_dynamic_retry_an_untried_next_hop_multicast_waits() {
+        let (mut pcct, id) = entry(&[(1, 0), (2, 0)]);
+        pcct.pit.get_mut(id).unwrap().out_record_mut(1).unwrap().nack = Some(NackReason::Congestion);
+        let e = pcct.pit.get(id).unwrap();
+        let unused = |_: &[FaceId]| -> FaceId { panic!("only dynamic draws") };
+        assert_eq!(on_nack(StrategyKind::BestRoute, e, &HOPS, |_| true, unused), NackDecision::Retry(3));
+        let mut offered = Vec::new();
+        let pick = |faces: &[FaceId]| {
+            offered = faces.to_vec();
+            faces[0]
+        };
+        assert_eq!(on_nack(StrategyKind::Dynamic, e, &HOPS, |_| true, pick), NackDecision::Retry(3));
+        assert_eq!(offered, [3]);
+        assert_eq!(on_nack(StrategyKind::Multicast, e, &HOPS, |_| true, unused), NackDecision::Wait, "face 2 may still answer");
+        assert_eq!(on_nack(StrategyKind::Dynamic, e, &HOPS, |f| f != 3, unused), NackDecision::Wait);
+    }
+
+    #[test]
+    fn strategies_are_named_as_nfd_names_them() {
+        for k in StrategyKind::ALL {
+            assert_eq!(StrategyKind::from_word(k.word()), Some(k));
+            assert_eq!(StrategyKind::from_name(&k.name().parse().unwrap()), Some(k));
+            let unversioned: Name = format!("/localhost/nfd/strategy/{}", k.word()).parse().unwrap();
+            assert_eq!(StrategyKind::from_name(&unversioned), Some(k));
+        }
+        assert_eq!(StrategyKind::from_word("asf"), None);
+        assert_eq!(StrategyKind::from_name(&"/localhost/nfd/strategy".parse().unwrap()), None);
     }
 }

@@ -777,3 +777,77 @@ fn nacks_neither_go_to_nor_come_from_a_multi_access_face() {
     assert!(f.pcct.find(&name("/s/x"), false, false).is_some(), "the Interest still waits for its Data");
     assert_eq!(f.counters.packets.out_nacks, 1);
 }
+
+/// Where a burst's one Interest went.
+fn sent_to(out: &[Outgoing]) -> u32 {
+    assert_eq!(out.len(), 1, "one Interest forwarded");
+    out[0].face
+}
+
+/// The dynamic strategy (CCN-par's dynamic forwarding): two upstreams that
+/// both answer share the Interests; once one stops answering, its Interests
+/// stay pending and its share falls away; when they expire, nothing stays
+/// counted.
+#[test]
+fn dynamic_moves_traffic_off_an_upstream_that_stops_answering() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+    run(&mut f, 0, vec![(CONSUMER, interest("/a/best-route", 1).encode())]);
+    assert!(f.measurements.is_empty(), "other strategies measure nothing");
+    f.strategies.insert(&name("/a"), StrategyKind::Dynamic);
+    let prefix = name("/a");
+    let mut now = 1;
+    let mut to = |f: &mut Forwarder, k: u32, answering: &[u32]| {
+        now += 1;
+        let n = format!("/a/{k}");
+        let face = sent_to(&run(f, now, vec![(CONSUMER, interest(&n, 1000 + k).encode())]));
+        if answering.contains(&face) {
+            assert_eq!(run(f, now, vec![(face, data(&n, None))]).len(), 1);
+        }
+        face
+    };
+    let both: Vec<u32> = (0..200).map(|k| to(&mut f, k, &[PRODUCER, PRODUCER2])).collect();
+    let second = both.iter().filter(|&&x| x == PRODUCER2).count();
+    assert!((60..=140).contains(&second), "both answer: about half each, got {second} of 200 to the second");
+    assert_eq!(f.measurements.pending(prefix.value(), PRODUCER2).map(|p| p.0), Some(0));
+
+    let one: Vec<u32> = (200..600).map(|k| to(&mut f, k, &[PRODUCER])).collect();
+    let late = one[200..].iter().filter(|&&x| x == PRODUCER2).count();
+    assert!((1..20).contains(&late), "the silent upstream gets a trickle: {late} of the last 200");
+    let silent = one.iter().filter(|&&x| x == PRODUCER2).count() as u32;
+    assert_eq!(f.measurements.pending(prefix.value(), PRODUCER2).map(|p| p.0), Some(silent));
+    assert_eq!(f.measurements.pending(prefix.value(), PRODUCER).map(|p| p.0), Some(0));
+    assert_eq!(f.measurements.len(), 1);
+
+    f.tick(now + 1000);
+    assert_eq!(f.pcct.pit.len(), 0);
+    assert_eq!(f.measurements.pending(prefix.value(), PRODUCER2).map(|p| p.0), Some(0), "expired Interests are no longer pending");
+}
+
+/// Under the dynamic strategy a Nack ends the count at the face that sent
+/// it and the Interest is tried at another next hop, whose Data ends that
+/// count too; a consumer's retransmission to the same face counts once.
+#[test]
+fn dynamic_counts_each_pending_interest_once_through_nacks_and_retransmissions() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+    f.strategies.insert(&name("/a"), StrategyKind::Dynamic);
+    let prefix = name("/a");
+    let pending = |f: &Forwarder, face| f.measurements.pending(prefix.value(), face).map_or(0, |p| p.0);
+    let first = sent_to(&run(&mut f, 0, vec![(CONSUMER, interest("/a/n", 1).encode())]));
+    let other = if first == PRODUCER { PRODUCER2 } else { PRODUCER };
+    assert_eq!((pending(&f, first), pending(&f, other)), (1, 0));
+    let nack = LpPacket::wrap(&interest("/a/n", 1).encode(), &LpHeaders { nack: Some(NackReason::Congestion), ..Default::default() });
+    assert_eq!(sent_to(&run(&mut f, 1, vec![(first, nack.clone())])), other, "retried at the other next hop");
+    assert_eq!((pending(&f, first), pending(&f, other)), (0, 1));
+    assert_eq!(run(&mut f, 2, vec![(first, nack)]), [], "a repeated Nack changes nothing");
+    assert_eq!((pending(&f, first), pending(&f, other)), (0, 1));
+    // The consumer retransmits: both were tried, so the strategy draws either;
+    // whichever it is, each face counts the Interest at most once.
+    let again = sent_to(&run(&mut f, 100, vec![(CONSUMER, interest("/a/n", 2).encode())]));
+    assert_eq!(pending(&f, again), 1);
+    assert_eq!(pending(&f, first) + pending(&f, other), 1 + u32::from(again == first));
+    assert_eq!(run(&mut f, 101, vec![(other, data("/a/n", None))]).len(), 1);
+    assert_eq!((pending(&f, first), pending(&f, other)), (0, 0), "the Data ends every count of the Interest");
+    assert_eq!(f.pcct.pit.len(), 0);
+}

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use thiserror::Error;
+use trajan_engine::StrategyKind;
 
 /// The embedded default configuration file.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../config/default.toml");
@@ -243,8 +244,9 @@ impl Config {
         }
         for (i, s) in self.strategies.iter().enumerate() {
             s.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("strategies[{i}].prefix"), e.to_string()))?;
-            if !matches!(s.strategy.as_str(), "best-route" | "multicast") {
-                return Err(invalid(&format!("strategies[{i}].strategy"), format!("unknown strategy `{}` (best-route, multicast)", s.strategy)));
+            if StrategyKind::from_word(&s.strategy).is_none() {
+                let known: Vec<&str> = StrategyKind::ALL.iter().map(|k| k.word()).collect();
+                return Err(invalid(&format!("strategies[{i}].strategy"), format!("unknown strategy `{}` ({})", s.strategy, known.join(", "))));
             }
         }
         for (i, p) in self.dpdk.ports.iter().enumerate() {
@@ -431,5 +433,13 @@ mod tests {
     fn bad_route_is_rejected_with_key() {
         let e = Config::parse("[[routes]]\nprefix = \"/a\"\nface = \"eth://x\"\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("routes[0].face"), "{e}");
+    }
+
+    #[test]
+    fn strategies_are_named_by_word_and_an_unknown_one_lists_the_known() {
+        let c = Config::parse("[[strategies]]\nprefix = \"/d\"\nstrategy = \"dynamic\"\n", "t.toml").unwrap();
+        assert_eq!(crate::daemon::strategy_kind(&c.strategies[0]), StrategyKind::Dynamic);
+        let e = Config::parse("[[strategies]]\nprefix = \"/d\"\nstrategy = \"asf\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("strategies[0].strategy") && e.contains("best-route, multicast, dynamic"), "{e}");
     }
 }

@@ -270,7 +270,7 @@ impl Management {
             n_name_tree_entries: 0,
             n_fib_entries: fwd.fib.len() as u64,
             n_pit_entries: total.pit_entries as u64,
-            n_measurements_entries: 0,
+            n_measurements_entries: total.measurements_entries as u64,
             n_cs_entries: total.cs_entries as u64,
             n_in_interests: c.in_interests,
             n_in_data: c.in_data,

@@ -152,6 +152,8 @@ pub struct ShardStats {
     pub counters: ForwarderCounters,
     pub faces: HashMap<FaceId, FaceCounters>,
     pub pit_entries: usize,
+    /// Prefixes the dynamic strategy measures ([`trajan_engine::measurements`]).
+    pub measurements_entries: usize,
     pub cs_entries: usize,
     pub cs_capacity: usize,
     /// Whether the shard's store admits new Data and serves Interests
@@ -183,6 +185,7 @@ impl ShardStats {
             counters: fwd.counters.clone(),
             faces: fwd.faces.iter().map(|(id, m)| (id, m.counters.clone())).collect(),
             pit_entries: fwd.pcct.pit.len(),
+            measurements_entries: fwd.measurements.len(),
             cs_entries: fwd.pcct.cs.len(),
             cs_capacity: fwd.pcct.cs.capacity(),
             cs_admit: fwd.pcct.cs.admits(),
@@ -204,6 +207,7 @@ impl ShardStats {
                 f.malformed += c.malformed;
             }
             t.pit_entries += s.pit_entries;
+            t.measurements_entries += s.measurements_entries;
             t.cs_entries += s.cs_entries;
             t.cs_capacity += s.cs_capacity;
             t.cs_admit &= s.cs_admit;

@@ -65,6 +65,10 @@ pub struct OutRecord {
     pub sent_ms: u64,
     /// The Nack the upstream answered with, if it did.
     pub nack: Option<NackReason>,
+    /// The entry of the dynamic strategy's measurements that counts this
+    /// Interest as pending at `face` (0: none), so that the count goes down
+    /// once, when the upstream answers or the Interest ends.
+    pub measure: u32,
 }
 
 /// One pending Interest. Its key is the name, CanBePrefix and MustBeFresh of its
@@ -198,8 +202,8 @@ impl PitEntry {
     }
 
     /// Records that the Interest was (re)sent to `face`; a resend clears an earlier Nack.
-    pub fn upsert_out_record(&mut self, face: FaceId, nonce: u32, sent_ms: u64) {
-        let record = OutRecord { face, nonce, sent_ms, nack: None };
+    pub fn upsert_out_record(&mut self, face: FaceId, nonce: u32, sent_ms: u64, measure: u32) {
+        let record = OutRecord { face, nonce, sent_ms, nack: None, measure };
         match self.out_record_mut(face) {
             Some(r) => *r = record,
             None => self.out_records.push(record),
@@ -647,11 +651,11 @@ mod tests {
         assert_eq!(e.in_records.len(), 2);
         assert_eq!(e.in_record_mut(1).map(|r| (r.nonce, r.pit_token.clone())), Some((112, None)));
         assert_eq!(e.expiry_ms, 3000, "expiry is the latest in-record's, which may move earlier");
-        e.upsert_out_record(7, 222, 10);
+        e.upsert_out_record(7, 222, 10, 0);
         e.out_record_mut(7).unwrap().nack = Some(NackReason::Congestion);
-        e.upsert_out_record(7, 333, 20);
+        e.upsert_out_record(7, 333, 20, 0);
         assert_eq!(e.out_records.len(), 1);
-        assert_eq!(e.out_records[0], OutRecord { face: 7, nonce: 333, sent_ms: 20, nack: None });
+        assert_eq!(e.out_records[0], OutRecord { face: 7, nonce: 333, sent_ms: 20, nack: None, measure: 0 });
         assert_eq!(e.has_nonce(112), Some((1, true)));
         assert_eq!(e.has_nonce(222), Some((2, true)), "in-records are reported first");
         assert_eq!(e.has_nonce(333), Some((7, false)));

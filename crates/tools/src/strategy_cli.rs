@@ -32,8 +32,10 @@ pub enum StrategyCommand {
     Set {
         /// Name prefix the choice is for
         prefix: String,
-        /// best-route (cheapest next hop, the next on a Nack) or multicast (every
-        /// next hop); a full name such as /localhost/nfd/strategy/multicast/v=4 too
+        /// best-route (cheapest next hop, the next on a Nack), multicast (every
+        /// next hop) or dynamic (one next hop drawn at random, weighted against
+        /// the Interests each holds pending: CCN-par's dynamic multipath); a full
+        /// name such as /localhost/nfd/strategy/multicast/v=4 too
         strategy: String,
     },
     /// Remove the choice for PREFIX, which then follows its parent's (strategy-choice/unset)

@@ -40,6 +40,34 @@ fn ping_and_ping_server() {
     let _ = server.kill();
 }
 
+/// `trajan strategy set PREFIX dynamic`: pings to a prefix two servers answer
+/// are spread over both (best-route would send every one to the same server),
+/// and the router reports the prefix's measurements.
+#[test]
+fn dynamic_strategy_spreads_interests_over_two_producers() {
+    let r = Router::start();
+    let mut servers: Vec<_> = (0..2).map(|_| r.spawn_tool(&["ping", "--serve", "/e2e/dyn"])).collect();
+    servers.iter_mut().for_each(wait_ready_line);
+    let o = r.tool(&["strategy", "set", "/e2e/dyn", "dynamic"]);
+    assert!(o.status.success() && text(&o).contains("strategy=/localhost/nfd/strategy/dynamic/v=1"), "{}", text(&o));
+    let o = r.tool(&["ping", "/e2e/dyn", "-c", "40", "-i", "5"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let faces = text(&r.tool(&["face", "list"]));
+    // The Interests each face was sent: the second "<n>i" of its row (In, then Out).
+    let sent: Vec<u64> = faces
+        .lines()
+        .filter_map(|l| l.split_whitespace().filter_map(|t| t.strip_suffix('i')?.parse::<u64>().ok()).nth(1))
+        .filter(|&n| n > 0)
+        .collect();
+    assert_eq!(sent.len(), 2, "two faces were sent pings:\n{faces}");
+    assert!(sent.iter().all(|&n| n >= 5) && sent.iter().sum::<u64>() >= 40, "both servers get a share: {sent:?}\n{faces}");
+    let status = text(&r.tool(&["status"]));
+    assert!(status.contains("measurements entries: 1"), "{status}");
+    for mut s in servers {
+        let _ = s.kill();
+    }
+}
+
 #[test]
 fn no_route_is_reported() {
     let r = Router::start();
