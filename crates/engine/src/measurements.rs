@@ -153,7 +153,13 @@ impl Measurements {
     pub fn choose(&mut self, id: MeasureId, candidates: &[FaceId], r: f32) -> FaceId {
         debug_assert!(!candidates.is_empty());
         let weights: SmallVec<[f32; 8]> = match self.get_mut(id) {
-            Some(e) => candidates.iter().map(|&f| e.stat(f).weight()).collect(),
+            Some(e) => {
+                // Faces no longer among the next hops are forgotten once
+                // nothing is pending there: a prefix whose producers come and
+                // go (each a new face) keeps a short list.
+                e.faces.retain(|s| s.pending > 0 || candidates.contains(&s.face));
+                candidates.iter().map(|&f| e.stat(f).weight()).collect()
+            }
             None => candidates.iter().map(|_| 1.0).collect(),
         };
         let mut left = r * weights.iter().sum::<f32>();
@@ -300,6 +306,21 @@ mod tests {
         m.sweep(u64::MAX);
         m.sweep(u64::MAX);
         assert!(m.is_empty(), "by then everything is idle");
+    }
+
+    #[test]
+    fn faces_gone_from_the_next_hops_are_forgotten_once_nothing_is_pending_there() {
+        let mut m = Measurements::default();
+        let id = m.entry(b"p", 0);
+        for face in 1..=100 {
+            m.sent(id, face);
+            if face != 50 {
+                m.answered(id, face);
+            }
+        }
+        m.choose(id, &[200, 201], 0.5);
+        let kept: Vec<FaceId> = m.get_mut(id).unwrap().faces.iter().map(|s| s.face).collect();
+        assert_eq!(kept, [50, 200, 201], "face 50 still has an Interest pending");
     }
 
     #[test]
