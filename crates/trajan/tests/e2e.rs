@@ -42,10 +42,17 @@ fn ping_and_ping_server() {
 
 /// `trajan strategy set PREFIX dynamic`: pings to a prefix two servers answer
 /// are spread over both (best-route would send every one to the same server),
-/// and the router reports the prefix's measurements.
+/// and the router reports the prefix's measurements. Single-threaded and with
+/// workers, each of which measures the Interests it forwards.
 #[test]
 fn dynamic_strategy_spreads_interests_over_two_producers() {
-    let r = Router::start();
+    dynamic_strategy_on(&Router::start(), 1);
+    dynamic_strategy_on(&Router::start_with(&["--workers", "2"]), 2);
+}
+
+/// [`dynamic_strategy_spreads_interests_over_two_producers`] on `r`, whose
+/// `workers` may each hold an entry for the prefix.
+fn dynamic_strategy_on(r: &Router, workers: u64) {
     let mut servers: Vec<_> = (0..2).map(|_| r.spawn_tool(&["ping", "--serve", "/e2e/dyn"])).collect();
     servers.iter_mut().for_each(wait_ready_line);
     let o = r.tool(&["strategy", "set", "/e2e/dyn", "dynamic"]);
@@ -62,7 +69,8 @@ fn dynamic_strategy_spreads_interests_over_two_producers() {
     assert_eq!(sent.len(), 2, "two faces were sent pings:\n{faces}");
     assert!(sent.iter().all(|&n| n >= 5) && sent.iter().sum::<u64>() >= 40, "both servers get a share: {sent:?}\n{faces}");
     let status = text(&r.tool(&["status"]));
-    assert!(status.contains("measurements entries: 1"), "{status}");
+    let entries = status.lines().find_map(|l| l.trim().strip_prefix("measurements entries: ")?.parse::<u64>().ok());
+    assert!(entries.is_some_and(|n| (1..=workers).contains(&n)), "{status}");
     for mut s in servers {
         let _ = s.kill();
     }
