@@ -136,6 +136,11 @@ pub struct EngineArgs {
     /// The FIB's first LPM stage (Caesar §6.3's variants: `hash`, `pbf`, `pbf-exp`).
     #[arg(long, default_value = "pbf-exp")]
     pub fib_variant: FibVariant,
+    /// The strategy for every name (`best-route`, `multicast`, `dynamic`), to see
+    /// what one costs per exchange. The workloads have one upstream, so a
+    /// strategy's choice is always the same; its bookkeeping is what is measured.
+    #[arg(long, default_value = "best-route", value_parser = parse_strategy)]
+    pub strategy: StrategyKind,
     /// Also run an engine whose FIB has this many prefixes (K and M suffixes),
     /// same workload and options, alternating timed slices of `--slice` seconds
     /// between the two until each has run `--duration`: both then see the same
@@ -150,6 +155,14 @@ pub struct EngineArgs {
     /// Print one JSON object per run instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Parses `--strategy`.
+fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
+    StrategyKind::from_word(s).ok_or_else(|| {
+        let known: Vec<&str> = StrategyKind::ALL.iter().map(|k| k.word()).collect();
+        format!("unknown strategy `{s}` ({})", known.join(", "))
+    })
 }
 
 /// Parses a count with an optional K (10^3) or M (10^6) suffix.
@@ -268,6 +281,8 @@ pub struct Report {
     pub fib_prefixes: usize,
     /// `hash`, `pbf` or `pbf-exp` (`--fib-variant`).
     pub fib_variant: &'static str,
+    /// `--strategy`.
+    pub strategy: &'static str,
     /// Engine threads, each with its own Forwarder (`--workers`).
     pub workers: u32,
     /// Each worker's own figures; the totals above sum their rates.
@@ -881,6 +896,7 @@ impl<F: FibSource> Runner<F> {
             workload: args.workload,
             fib_prefixes: args.fib_prefixes,
             fib_variant: args.fib_variant.as_str(),
+            strategy: args.strategy.word(),
             workers: 1,
             per_worker: vec![WorkerFigures {
                 worker,
@@ -942,6 +958,7 @@ fn build<F: FibSource>(args: &EngineArgs, worker: usize, fib_names: &NameSet, fi
     let consumers = args.consumers.unwrap_or(if args.workload == Workload::Aggregate { 4 } else { 1 }).max(1);
     let cfg = EngineConfig { cs_capacity: args.cs_capacity, pit_capacity: 1 << 20, ..EngineConfig::default() };
     let mut fwd = Forwarder::with_fib(&cfg, 0, fib);
+    fwd.strategies.insert(&Name::root(), args.strategy);
     let face = FaceMeta { local: false, point_to_point: true, ..Default::default() };
     fwd.add_face(PRODUCER, face.clone());
     let consumer_ids: Vec<FaceId> = (1..=consumers as FaceId).map(|c| PRODUCER + c).collect();
@@ -1155,7 +1172,7 @@ fn memory<F: FibSource>(b: &mut Bench<F>) -> (Option<f64>, Option<f64>) {
 pub fn print_table(r: &Report) {
     let alloc = r.allocs_per_packet.map_or("n/a (counting allocator not installed)".to_string(), |a| format!("{a:.2}"));
     let bytes = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.0} B"));
-    println!("trajan bench engine — workload {:?}, FIB {} prefixes ({}), {} worker(s)", r.workload, r.fib_prefixes, r.fib_variant, r.workers);
+    println!("trajan bench engine — workload {:?}, FIB {} prefixes ({}), {} worker(s), {}", r.workload, r.fib_prefixes, r.fib_variant, r.workers, r.strategy);
     println!(
         "  burst {}  pool {}  Δ {}  consumers {}  CS capacity {}  seed {}{}",
         r.burst,

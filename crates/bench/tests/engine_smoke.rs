@@ -33,6 +33,18 @@ fn run(extra: &[&str]) -> (engine::Report, serde_json::Value) {
     (report, json)
 }
 
+/// Every strategy forwards the worst case (one upstream) and answers every
+/// Interest, and the report names it; an unknown one is refused.
+#[test]
+fn every_strategy_answers_every_interest() {
+    for strategy in ["best-route", "multicast", "dynamic"] {
+        let (r, json) = run(&["--workload", "worst", "--strategy", strategy]);
+        assert_eq!(r.exchanges, r.interests, "{strategy}");
+        assert_eq!(json["strategy"], strategy);
+    }
+    assert!(Cli::try_parse_from(["bench", "--strategy", "asf"]).is_err());
+}
+
 #[test]
 fn worst_case_answers_every_interest_through_the_producer() {
     let (r, json) = run(&["--workload", "worst", "--burst", "32"]);
