@@ -643,7 +643,7 @@ impl<F: FibSource> Forwarder<F> {
         let measure = match kind {
             StrategyKind::Dynamic => match matched {
                 Some(j) => self.measurements.entry(entry.name().prefix_value(j), now),
-                None => measure(&self.fib, &mut self.measurements, entry.name(), now),
+                None => measure_by_name(&self.fib, &mut self.measurements, entry.name(), now),
             },
             _ => NOT_MEASURED,
         };
@@ -923,7 +923,7 @@ impl<F: FibSource> Forwarder<F> {
 /// lookup was the hint's): counted under its name's prefix too, or drawn
 /// evenly when its name has none. (An Interest forwarded by its name is
 /// counted under the prefix the burst's lookup matched.)
-fn measure<F: FibSource>(fib: &F, measurements: &mut Measurements, name: &Name, now: u64) -> MeasureId {
+fn measure_by_name<F: FibSource>(fib: &F, measurements: &mut Measurements, name: &Name, now: u64) -> MeasureId {
     let Some(fib) = fib.view() else { return NOT_MEASURED };
     match fib.lpm(name) {
         Some((prefix, _)) => measurements.entry(prefix.value(), now),

@@ -66,10 +66,9 @@ impl FaceStat {
     }
 }
 
-/// The measurements of one FIB prefix.
+/// The measurements of one FIB prefix (the key it has in [`Measurements::ids`]).
 #[derive(Debug)]
 struct Entry {
-    prefix: Box<[u8]>,
     faces: SmallVec<[FaceStat; 4]>,
     used_ms: u64,
 }
@@ -122,7 +121,7 @@ impl Measurements {
             Some(&id) => id,
             None if self.ids.len() >= MAX_ENTRIES => return NOT_MEASURED,
             None => {
-                let entry = Some(Entry { prefix: prefix.into(), faces: SmallVec::new(), used_ms: now_ms });
+                let entry = Some(Entry { faces: SmallVec::new(), used_ms: now_ms });
                 let id = match self.free.pop() {
                     Some(id) => {
                         self.entries[id as usize - 1] = entry;
@@ -212,13 +211,16 @@ impl Measurements {
             return;
         }
         self.next_sweep_ms = now_ms.saturating_add(SWEEP_EVERY_MS);
-        for (i, slot) in self.entries.iter_mut().enumerate() {
-            if slot.as_ref().is_some_and(|e| e.idle() && e.used_ms.saturating_add(IDLE_MS) <= now_ms) {
-                let e = slot.take().expect("checked");
-                self.ids.remove(&e.prefix);
-                self.free.push(i as MeasureId + 1);
+        let Measurements { ids, entries, free, .. } = self;
+        ids.retain(|_, &mut id| {
+            let slot = &mut entries[id as usize - 1];
+            let idle = slot.as_ref().is_some_and(|e| e.idle() && e.used_ms.saturating_add(IDLE_MS) <= now_ms);
+            if idle {
+                *slot = None;
+                free.push(id);
             }
-        }
+            !idle
+        });
     }
 }
 

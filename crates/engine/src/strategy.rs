@@ -38,16 +38,10 @@ impl StrategyKind {
         }
     }
 
-    /// The strategy a configuration file or a tool calls `word` (`best-route`,
-    /// `multicast`, `dynamic`): the component after `/localhost/nfd/strategy`.
-    pub fn from_word(word: &str) -> Option<Self> {
-        StrategyKind::ALL.into_iter().find(|k| k.word() == word)
-    }
-
     /// Every strategy, for listing them.
     pub const ALL: [StrategyKind; 3] = [StrategyKind::BestRoute, StrategyKind::Multicast, StrategyKind::Dynamic];
 
-    /// The strategy's short name, as [`StrategyKind::from_word`] takes it.
+    /// The strategy's short name, as parsing takes it ([`std::str::FromStr`]).
     pub fn word(self) -> &'static str {
         match self {
             StrategyKind::BestRoute => "best-route",
@@ -63,7 +57,21 @@ impl StrategyKind {
         if !base.is_prefix_of(name) || name.len() < base.len() + 1 || name.len() > base.len() + 2 {
             return None;
         }
-        std::str::from_utf8(name.get(base.len()).value).ok().and_then(StrategyKind::from_word)
+        std::str::from_utf8(name.get(base.len()).value).ok()?.parse().ok()
+    }
+}
+
+impl std::str::FromStr for StrategyKind {
+    type Err = String;
+
+    /// The strategy a configuration file or a tool calls `word` (`best-route`,
+    /// `multicast`, `dynamic`: the component after `/localhost/nfd/strategy`),
+    /// or an error that lists the known ones.
+    fn from_str(word: &str) -> Result<Self, String> {
+        StrategyKind::ALL.into_iter().find(|k| k.word() == word).ok_or_else(|| {
+            let known: Vec<&str> = StrategyKind::ALL.iter().map(|k| k.word()).collect();
+            format!("unknown strategy `{word}` ({})", known.join(", "))
+        })
     }
 }
 
@@ -281,12 +289,12 @@ mod tests {
     #[test]
     fn strategies_are_named_as_nfd_names_them() {
         for k in StrategyKind::ALL {
-            assert_eq!(StrategyKind::from_word(k.word()), Some(k));
+            assert_eq!(k.word().parse(), Ok(k));
             assert_eq!(StrategyKind::from_name(&k.name().parse().unwrap()), Some(k));
             let unversioned: Name = format!("/localhost/nfd/strategy/{}", k.word()).parse().unwrap();
             assert_eq!(StrategyKind::from_name(&unversioned), Some(k));
         }
-        assert_eq!(StrategyKind::from_word("asf"), None);
+        assert_eq!("asf".parse::<StrategyKind>(), Err("unknown strategy `asf` (best-route, multicast, dynamic)".to_owned()));
         assert_eq!(StrategyKind::from_name(&"/localhost/nfd/strategy".parse().unwrap()), None);
     }
 }

@@ -244,10 +244,7 @@ impl Config {
         }
         for (i, s) in self.strategies.iter().enumerate() {
             s.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("strategies[{i}].prefix"), e.to_string()))?;
-            if StrategyKind::from_word(&s.strategy).is_none() {
-                let known: Vec<&str> = StrategyKind::ALL.iter().map(|k| k.word()).collect();
-                return Err(invalid(&format!("strategies[{i}].strategy"), format!("unknown strategy `{}` ({})", s.strategy, known.join(", "))));
-            }
+            s.strategy.parse::<StrategyKind>().map_err(|e| invalid(&format!("strategies[{i}].strategy"), e))?;
         }
         for (i, p) in self.dpdk.ports.iter().enumerate() {
             p.encap.parse::<trajan_io::encap::Encap>().map_err(|e| invalid(&format!("dpdk.ports[{i}].encap"), e))?;

@@ -568,7 +568,7 @@ fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: imp
 
 /// The strategy a (validated) configured choice names.
 pub(crate) fn strategy_kind(s: &StrategyConfig) -> StrategyKind {
-    StrategyKind::from_word(&s.strategy).expect("validated")
+    s.strategy.parse().expect("validated")
 }
 
 /// Opens the DPDK ports of `cfg`, with a queue pair per worker where a port has
