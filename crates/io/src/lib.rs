@@ -71,6 +71,9 @@ pub enum FaceKind {
     /// A kernel-bypass port (DPDK) that the daemon opened and polls itself; listed
     /// here for management only.
     Device,
+    /// The forwarder's own face, which management answers on (`internal://`,
+    /// face 1, as in NFD); listed for management only.
+    Internal,
 }
 
 /// How long a face lives, with NFD's meaning: on-demand faces close when idle or

@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use trajan_engine::{Forwarder, StrategyKind, INTERNAL_FACE};
-use trajan_io::{FaceInfo, Io, Persistency};
+use trajan_io::{FaceInfo, FaceKind, Io, Persistency};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::mgmt::{
@@ -478,10 +478,23 @@ fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Work
     ControlResponse::ok(ControlParameters { name: Some(name), count: Some(erased as u64), ..Default::default() })
 }
 
+/// Every face the forwarder sends on: the I/O layer's, the DPDK ports, and
+/// the internal face management answers on, which the FIB names as the next
+/// hop of `/localhost/nfd` (NFD lists it too, as `internal://`).
 fn face_list(fwd: &Forwarder, io: &Io, device_faces: &[FaceInfo], total: &ShardStats) -> Vec<FaceStatus> {
+    let internal = fwd.faces.get(INTERNAL_FACE).map(|_| FaceInfo {
+        id: INTERNAL_FACE,
+        kind: FaceKind::Internal,
+        remote_uri: "internal://".to_owned(),
+        local_uri: "internal://".to_owned(),
+        local_scope: true,
+        persistency: Persistency::Permanent,
+        mtu: None,
+    });
     let mut list: Vec<FaceStatus> = io
         .faces()
         .chain(device_faces)
+        .chain(internal.as_ref())
         .map(|info| {
             let c = total.faces.get(&info.id).map(|m| m.packets.clone()).unwrap_or_default();
             let bytes = io.counters(info.id).cloned().unwrap_or_default();
@@ -728,6 +741,25 @@ mod tests {
         assert_eq!(r.rib.iter().count(), 0);
         assert_eq!(status(&r.ask(LOCAL, command_name(MgmtScope::Localhop, "rib", "register", &params))), Some(200));
         assert_eq!(r.rib.iter().count(), 1);
+    }
+
+    /// faces/list shows the internal face management answers on, which
+    /// `/localhost/nfd`'s FIB entry names, with what it carried, as NFD does.
+    #[test]
+    fn the_face_list_shows_the_internal_face() {
+        let mut r = Router::new();
+        let list = |r: &mut Router| {
+            let d = r.ask(LOCAL, dataset_name(MgmtScope::Localhost, "faces", "list"));
+            trajan_wire::mgmt::decode_list::<FaceStatus>(&d.content_bytes()).unwrap()
+        };
+        assert!(list(&mut r).iter().all(|f| f.face_id != u64::from(INTERNAL_FACE)), "not listed before the forwarder has it");
+        r.fwd.add_face(INTERNAL_FACE, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
+        r.fwd.faces.get_mut(INTERNAL_FACE).unwrap().counters.packets.out_interests = 3;
+        let faces = list(&mut r);
+        let internal = faces.iter().find(|f| f.face_id == u64::from(INTERNAL_FACE)).expect("the internal face is listed");
+        assert_eq!((internal.uri.as_str(), internal.local_uri.as_str()), ("internal://", "internal://"));
+        assert_eq!((internal.face_scope, internal.face_persistency, internal.flags), (1, Persistency::Permanent.code(), 1));
+        assert_eq!(internal.n_out_interests, 3);
     }
 
     /// `cs/config` switches admit and serve as its Mask says and reports them,

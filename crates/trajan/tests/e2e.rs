@@ -63,6 +63,7 @@ fn dynamic_strategy_on(r: &Router, workers: u64) {
     // The Interests each face was sent: the second "<n>i" of its row (In, then Out).
     let sent: Vec<u64> = faces
         .lines()
+        .filter(|l| !l.contains("internal://"))
         .filter_map(|l| l.split_whitespace().filter_map(|t| t.strip_suffix('i')?.parse::<u64>().ok()).nth(1))
         .filter(|&n| n > 0)
         .collect();
