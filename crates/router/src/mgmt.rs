@@ -250,10 +250,16 @@ impl Management {
 
     /// `faces/destroy`. A `faces/create` still waiting for the face's
     /// connection is forgotten: the face is gone and no event will settle it.
+    /// A face the router holds for its lifetime (the internal face, a DPDK
+    /// port) is refused with 409 rather than answered 200 and kept; an
+    /// unknown face is answered 200, as NFD does (it is gone either way).
     fn face_destroy(&mut self, p: ControlParameters, fwd: &mut Forwarder, rib: &mut Rib, io: &mut Io) -> ControlResponse {
         let Some(id) = p.face_id else { return bad("FaceId is required") };
         let id = id.min(u32::MAX as u64) as u32;
-        if id != INTERNAL_FACE && io.destroy_face(id) {
+        if id == INTERNAL_FACE || self.device_faces.iter().any(|f| f.id == id) {
+            return ControlResponse::error(409, "Face not destroyed: the router keeps it while it runs (the internal face, a DPDK port)");
+        }
+        if io.destroy_face(id) {
             rib.remove_face(&mut fwd.fib, id);
             fwd.remove_face(id);
             self.connecting.retain(|c| c.face != id);
@@ -744,9 +750,10 @@ mod tests {
     }
 
     /// faces/list shows the internal face management answers on, which
-    /// `/localhost/nfd`'s FIB entry names, with what it carried, as NFD does.
+    /// `/localhost/nfd`'s FIB entry names, with what it carried, as NFD does;
+    /// faces/destroy refuses it.
     #[test]
-    fn the_face_list_shows_the_internal_face() {
+    fn the_face_list_shows_the_internal_face_and_destroy_refuses_it() {
         let mut r = Router::new();
         let list = |r: &mut Router| {
             let d = r.ask(LOCAL, dataset_name(MgmtScope::Localhost, "faces", "list"));
@@ -760,6 +767,9 @@ mod tests {
         assert_eq!((internal.uri.as_str(), internal.local_uri.as_str()), ("internal://", "internal://"));
         assert_eq!((internal.face_scope, internal.face_persistency, internal.flags), (1, Persistency::Permanent.code(), 1));
         assert_eq!(internal.n_out_interests, 3);
+        let destroy = ControlParameters { face_id: Some(INTERNAL_FACE.into()), ..Default::default() };
+        assert_eq!(status(&r.ask(LOCAL, command_name(MgmtScope::Localhost, "faces", "destroy", &destroy))), Some(409));
+        assert!(list(&mut r).iter().any(|f| f.face_id == u64::from(INTERNAL_FACE)), "still listed");
     }
 
     /// `cs/config` switches admit and serve as its Mask says and reports them,
