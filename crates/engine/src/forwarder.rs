@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use smallvec::SmallVec;
-use trajan_tables::{Ahead, CsKey, DeadNonceList, Fib, FibSource, FibVariant, LpmTable, NameHasher, NextHop, Pcct, PitId, Probe};
+use trajan_tables::{Ahead, CsKey, DeadNonceList, Fib, FibEntry, FibPrefix, FibSource, FibVariant, LpmTable, NameHasher, NextHop, Pcct, PitId, Probe};
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::tlv::first_type;
 use trajan_wire::types::{DATA, INTEREST};
@@ -491,7 +491,7 @@ impl<F: FibSource> Forwarder<F> {
         let looked_up = clock.as_mut().map(lap);
         let mut start = 0;
         for (w, &(end, matched)) in waiting.drain(..).zip(&ends) {
-            self.forward_new(now, &w, &hops[start..end], Some(matched), out);
+            self.forward_new(now, &w, &hops[start..end], MeasureAt::NamePrefix(matched), out);
             start = end;
         }
         self.lookups = Lookups { hops, ends };
@@ -616,24 +616,32 @@ impl<F: FibSource> Forwarder<F> {
         let waiting = Waiting { id, ingress, ingress_local: local, nonce, hop_limit: interest.hop_limit };
         if let Some(hint) = &interest.forwarding_hint {
             let name = self.pcct.pit.get(id).expect("present").name();
-            let nexthops = self.fib_nexthops(Some(hint), name);
-            self.forward_new(now, &waiting, &nexthops, None, out);
+            let dynamic = self.strategy_for(name) == StrategyKind::Dynamic;
+            let view = self.fib.view();
+            let found = view.as_deref().and_then(|fib| route(fib, Some(hint), name));
+            let nexthops: SmallVec<[NextHop; 4]> = found.map(|(_, e)| e.nexthops.clone()).unwrap_or_default();
+            // The dynamic strategy counts it under the prefix that gave its
+            // next hops: the hint's (a producer region), not its name's.
+            let measure = match found {
+                Some((prefix, _)) if dynamic => self.measurements.entry(prefix.value(), now),
+                _ => NOT_MEASURED,
+            };
+            drop(view);
+            self.forward_new(now, &waiting, &nexthops, MeasureAt::Entry(measure), out);
             return None;
         }
         Some(waiting)
     }
 
-    /// Asks the strategy where a PIT entry's Interest goes and sends it there.
-    /// `matched`: how many components of its name the FIB prefix that gave
-    /// `nexthops` has, when the lookup was by its name (`None`: by its
-    /// ForwardingHint).
+    /// Asks the strategy where a PIT entry's Interest goes and sends it there,
+    /// counted by the dynamic strategy where `at` says.
     ///
     /// Always inlined, with the strategy's decision and the send, as the
     /// profile-guided build does: three calls per Interest cost ≈ 90
     /// instructions per exchange, and the worst case ran 3.9 % faster
     /// without them (docs/PERFORMANCE.md).
     #[inline(always)]
-    fn forward_new(&mut self, now: u64, w: &Waiting, nexthops: &[NextHop], matched: Option<usize>, out: &mut Vec<Outgoing>) {
+    fn forward_new(&mut self, now: u64, w: &Waiting, nexthops: &[NextHop], at: MeasureAt, out: &mut Vec<Outgoing>) {
         let Waiting { id, ingress, ingress_local, nonce, hop_limit } = *w;
         // Gone when an earlier Interest of the same burst, from the same face, was
         // Nacked NoRoute and took the entry with it; that Nack answered this one too.
@@ -641,9 +649,9 @@ impl<F: FibSource> Forwarder<F> {
         let kind = self.strategy_for(entry.name());
         let local_only = self.local_only(entry.name(), ingress_local);
         let measure = match kind {
-            StrategyKind::Dynamic => match matched {
-                Some(j) => self.measurements.entry(entry.name().prefix_value(j), now),
-                None => measure_by_name(&self.fib, &mut self.measurements, entry.name(), now),
+            StrategyKind::Dynamic => match at {
+                MeasureAt::NamePrefix(j) => self.measurements.entry(entry.name().prefix_value(j), now),
+                MeasureAt::Entry(id) => id,
             },
             _ => NOT_MEASURED,
         };
@@ -707,32 +715,10 @@ impl<F: FibSource> Forwarder<F> {
         if from_local { self.localhost.is_prefix_of(name) } else { self.localhop.is_prefix_of(name) }
     }
 
-    /// The next hops for an Interest named `name`: by its ForwardingHint
-    /// delegations (`hint`) when one matches the FIB (outside the producer's
-    /// region), else by its name.
+    /// The next hops for an Interest named `name`: those of its [`route`].
     fn fib_nexthops(&self, hint: Option<&Bytes>, name: &Name) -> SmallVec<[NextHop; 4]> {
         let Some(fib) = self.fib.view() else { return SmallVec::new() };
-        if let Some(hint) = hint {
-            let mut r = trajan_wire::tlv::TlvReader::new(hint.clone());
-            let mut delegations = 0;
-            while let Ok(e) = r.read() {
-                if e.typ != trajan_wire::types::NAME {
-                    continue;
-                }
-                delegations += 1;
-                if delegations > MAX_FORWARDING_HINTS {
-                    break;
-                }
-                if let Ok(n) = Name::from_value(e.value) {
-                    if let Some((_, fe)) = fib.lpm(&n) {
-                        if !fe.nexthops.is_empty() {
-                            return fe.nexthops.clone();
-                        }
-                    }
-                }
-            }
-        }
-        fib.lpm(name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()
+        route(&fib, hint, name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()
     }
 
     fn strategy_for(&self, name: &Name) -> StrategyKind {
@@ -918,17 +904,42 @@ impl<F: FibSource> Forwarder<F> {
     }
 }
 
-/// The measurements entry of the FIB prefix `name` falls under, for an
-/// Interest the dynamic strategy forwards by its ForwardingHint (whose
-/// lookup was the hint's): counted under its name's prefix too, or drawn
-/// evenly when its name has none. (An Interest forwarded by its name is
-/// counted under the prefix the burst's lookup matched.)
-fn measure_by_name<F: FibSource>(fib: &F, measurements: &mut Measurements, name: &Name, now: u64) -> MeasureId {
-    let Some(fib) = fib.view() else { return NOT_MEASURED };
-    match fib.lpm(name) {
-        Some((prefix, _)) => measurements.entry(prefix.value(), now),
-        None => NOT_MEASURED,
+/// The FIB entry an Interest named `name` is forwarded by, with the prefix
+/// it is stored under: the first of its ForwardingHint delegations (`hint`,
+/// at most [`MAX_FORWARDING_HINTS`] looked up) whose entry has next hops (the
+/// way out of a region that has no route for the name), else its name's.
+fn route<'f>(fib: &'f Fib, hint: Option<&Bytes>, name: &Name) -> Option<(FibPrefix<'f>, &'f FibEntry)> {
+    if let Some(hint) = hint {
+        let mut r = trajan_wire::tlv::TlvReader::new(hint.clone());
+        let mut delegations = 0;
+        while let Ok(e) = r.read() {
+            if e.typ != trajan_wire::types::NAME {
+                continue;
+            }
+            delegations += 1;
+            if delegations > MAX_FORWARDING_HINTS {
+                break;
+            }
+            if let Ok(n) = Name::from_value(e.value) {
+                if let Some(found) = fib.lpm(&n).filter(|(_, fe)| !fe.nexthops.is_empty()) {
+                    return Some(found);
+                }
+            }
+        }
     }
+    fib.lpm(name)
+}
+
+/// Where the dynamic strategy counts a new Interest: under the FIB prefix
+/// whose next hops it is forwarded to, so each prefix's measurements compare
+/// the upstreams of that prefix.
+#[derive(Clone, Copy)]
+enum MeasureAt {
+    /// The first `n` components of the entry's name: the burst's lookup by
+    /// name matched them (a prefix's entry is found only under the strategy).
+    NamePrefix(usize),
+    /// An entry already found (a ForwardingHint's prefix), or [`NOT_MEASURED`].
+    Entry(MeasureId),
 }
 
 /// Ends the count of an Interest that leaves the PIT in the measurements of

@@ -824,6 +824,27 @@ fn dynamic_moves_traffic_off_an_upstream_that_stops_answering() {
     assert_eq!(f.measurements.pending(prefix.value(), PRODUCER2).map(|p| p.0), Some(0), "expired Interests are no longer pending");
 }
 
+/// The dynamic strategy counts an Interest forwarded by its ForwardingHint
+/// under the hint's FIB prefix, whose next hops it chose among, not under
+/// its name's (which usually has no route: that is why it carries a hint).
+#[test]
+fn dynamic_measures_a_hinted_interest_under_the_hint_prefix() {
+    let mut f = forwarder();
+    for face in [PRODUCER, PRODUCER2] {
+        f.fib.add_nexthop(&name("/hub"), face, 10);
+    }
+    f.strategies.insert(&name("/b"), StrategyKind::Dynamic);
+    let hub = name("/hub");
+    let pending = |f: &Forwarder, face| f.measurements.pending(hub.value(), face).map_or(0, |p| p.0);
+    let mut i = interest("/b/1", 1);
+    i.forwarding_hint = Some(Bytes::from(hub.to_wire()));
+    let face = sent_to(&run(&mut f, 0, vec![(CONSUMER, i.encode())]));
+    assert_eq!(f.measurements.len(), 1, "one entry, the hint's prefix");
+    assert_eq!(pending(&f, face), 1);
+    assert_eq!(run(&mut f, 1, vec![(face, data("/b/1", None))]).len(), 1);
+    assert_eq!((pending(&f, PRODUCER), pending(&f, PRODUCER2)), (0, 0), "the Data ends the count");
+}
+
 /// Under the dynamic strategy a Nack ends the count at the face that sent
 /// it and the Interest is tried at another next hop, whose Data ends that
 /// count too; a consumer's retransmission to the same face counts once.

@@ -31,7 +31,7 @@ pub mod timer_wheel;
 
 pub use cs::{Ahead, Cs, CsKey};
 pub use dead_nonce::DeadNonceList;
-pub use fib::{Fib, FibEntry, FibReader, FibSource, FibVariant, FibWriter, NextHop};
+pub use fib::{Fib, FibEntry, FibPrefix, FibReader, FibSource, FibVariant, FibWriter, NextHop};
 pub use lpm::LpmTable;
 pub use name_key::{NameHasher, NameKey};
 pub use pcct::{Pcct, Probe};
