@@ -108,7 +108,7 @@ pub fn on_interest(
     }
     match kind {
         StrategyKind::Multicast => {
-            if entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS) {
+            if suppressed(entry, now_ms) {
                 return InterestDecision::Suppress;
             }
             InterestDecision::Forward(candidates.map(|nh| nh.face).collect())
@@ -118,12 +118,12 @@ pub fn on_interest(
                 // The first usable next hop (there is one: peeked above).
                 return candidates.next().map_or(InterestDecision::NoRoute, |nh| InterestDecision::ForwardTo(nh.face));
             }
-            if entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS) {
+            if suppressed(entry, now_ms) {
                 return InterestDecision::Suppress;
             }
             // A retransmission: prefer a next hop not tried yet, else the one tried longest ago.
             let candidates: SmallVec<[&NextHop; 4]> = candidates.collect();
-            let untried = candidates.iter().find(|nh| !entry.out_records.iter().any(|o| o.face == nh.face));
+            let untried = candidates.iter().find(|nh| !tried(entry, nh.face));
             let pick = untried.copied().or_else(|| {
                 candidates.iter().copied().min_by_key(|nh| {
                     entry.out_records.iter().find(|o| o.face == nh.face).map_or(0, |o| o.sent_ms)
@@ -138,15 +138,27 @@ pub fn on_interest(
     }
 }
 
+/// Whether the entry's Interest went upstream within the last
+/// [`RETX_SUPPRESSION_MS`]: a retransmission that soon is suppressed.
+#[inline(always)]
+fn suppressed(entry: &PitEntry, now_ms: u64) -> bool {
+    entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS)
+}
+
+/// Whether the entry's Interest was sent to `face` already.
+#[inline(always)]
+fn tried(entry: &PitEntry, face: FaceId) -> bool {
+    entry.out_records.iter().any(|o| o.face == face)
+}
+
 /// [`on_interest`] for the dynamic strategy, given the usable next hops
 /// (`all`, not empty): a new Interest draws among them all, a retransmission
 /// among those not tried yet (all of them once every one was).
 fn dynamic(entry: &PitEntry, all: &[FaceId], now_ms: u64, pick: impl FnOnce(&[FaceId]) -> FaceId) -> InterestDecision {
-    let retransmission = !entry.out_records.is_empty();
-    if retransmission && entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS) {
+    if suppressed(entry, now_ms) {
         return InterestDecision::Suppress;
     }
-    let untried: SmallVec<[FaceId; 4]> = all.iter().copied().filter(|&f| !entry.out_records.iter().any(|o| o.face == f)).collect();
+    let untried: SmallVec<[FaceId; 4]> = all.iter().copied().filter(|&f| !tried(entry, f)).collect();
     InterestDecision::ForwardTo(pick(if untried.is_empty() { all } else { &untried }))
 }
 
@@ -171,7 +183,7 @@ pub fn on_nack(
     usable: impl Fn(FaceId) -> bool,
     pick: impl FnOnce(&[FaceId]) -> FaceId,
 ) -> NackDecision {
-    let mut untried = nexthops.iter().filter(|nh| usable(nh.face) && !entry.out_records.iter().any(|o| o.face == nh.face)).map(|nh| nh.face);
+    let mut untried = nexthops.iter().filter(|nh| usable(nh.face) && !tried(entry, nh.face)).map(|nh| nh.face);
     match kind {
         StrategyKind::BestRoute => {
             if let Some(face) = untried.next() {
