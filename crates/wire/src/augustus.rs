@@ -128,7 +128,9 @@ pub enum AugustusError {
 /// The two packet types Augustus forwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
+    /// A request for content by name.
     Interest,
+    /// Content answering an Interest, carried as the payload.
     Data,
 }
 
@@ -156,7 +158,9 @@ impl Kind {
 /// infallible.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Packet {
+    /// Whether the packet is an Interest or Data.
     pub kind: Kind,
+    /// Hops the packet may still take, from the fixed header.
     pub hop_limit: u8,
     /// Opaque flags, forwarded as received.
     pub flags: u16,
@@ -381,10 +385,15 @@ impl Packet {
 pub struct Ipv4Header {
     /// DSCP and ECN.
     pub tos: u8,
+    /// IPv4 Identification, which ties fragments of one datagram together.
     pub identification: u16,
+    /// The Don't Fragment flag.
     pub dont_fragment: bool,
+    /// IPv4 time to live.
     pub ttl: u8,
+    /// Source address; a sender puts a hash of the name here to spread names over receive queues.
     pub src: Ipv4Addr,
+    /// Destination address.
     pub dst: Ipv4Addr,
 }
 

@@ -27,6 +27,7 @@ pub const CONTENT_TYPE_NACK: u64 = 3;
 #[derive(Debug, Clone, Default)]
 pub struct Data {
     name: Name,
+    /// ContentType (0 BLOB, 1 LINK, 2 KEY, 3 NACK); 0 when MetaInfo omits it.
     pub content_type: u64,
     /// FreshnessPeriod in ms; absent means the Data is never fresh.
     pub freshness_ms: Option<u64>,
@@ -36,6 +37,7 @@ pub struct Data {
     /// a `Bytes` view, because the forwarder never reads it and a view costs an
     /// atomic reference count increment and decrement per packet.
     content: std::ops::Range<usize>,
+    /// SignatureType from SignatureInfo (e.g. 0 for DigestSha256).
     pub signature_type: u64,
 }
 

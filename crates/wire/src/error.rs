@@ -17,7 +17,12 @@ pub enum WireError {
     TooLarge,
     /// The outer element was not of the expected type.
     #[error("unexpected TLV-TYPE {got}, expected {expected}")]
-    UnexpectedType { expected: u32, got: u32 },
+    UnexpectedType {
+        /// The TLV-TYPE the decoder required here.
+        expected: u32,
+        /// The TLV-TYPE the buffer held.
+        got: u32,
+    },
     /// A required element was absent.
     #[error("missing required element {0}")]
     Missing(u32),

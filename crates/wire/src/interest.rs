@@ -18,13 +18,19 @@ pub const DEFAULT_LIFETIME_MS: u64 = 4000;
 /// A decoded or locally built Interest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interest {
+    /// The name of the requested Data, or of a prefix of it with CanBePrefix.
     pub name: Name,
+    /// CanBePrefix: Data whose name extends `name` may satisfy the Interest.
     pub can_be_prefix: bool,
+    /// MustBeFresh: stale cached Data must not satisfy the Interest.
     pub must_be_fresh: bool,
     /// TLV-VALUE of ForwardingHint (a sequence of Names), kept raw.
     pub forwarding_hint: Option<Bytes>,
+    /// Nonce, for loop detection; `None` when the packet has none and one is yet to be set.
     pub nonce: Option<u32>,
+    /// InterestLifetime in ms as encoded; `None` means the default (see [`Interest::lifetime`]).
     pub lifetime_ms: Option<u64>,
+    /// HopLimit: hops the Interest may still take; `None` means no limit.
     pub hop_limit: Option<u8>,
     /// Raw encoding of ApplicationParameters and every element after it
     /// (InterestSignatureInfo, InterestSignatureValue), forwarded unchanged.

@@ -6,6 +6,8 @@
 //! and they reject rather than panic on any malformed input, because every byte that
 //! reaches them came from the network.
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod tlv;
 pub mod types;

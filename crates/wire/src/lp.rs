@@ -48,20 +48,30 @@ pub const CACHE_POLICY_NO_CACHE: u64 = 1;
 /// The per-packet link fields a forwarder reads or writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LpHeaders {
+    /// PitToken: opaque to this hop, echoed back with the Data or Nack (at most [`MAX_PIT_TOKEN`] bytes).
     pub pit_token: Option<Bytes>,
+    /// Nack: present when the fragment is a Nacked Interest, with the reason.
     pub nack: Option<NackReason>,
+    /// IncomingFaceId: tells a local application the face a packet arrived on.
     pub incoming_face_id: Option<u64>,
+    /// NextHopFaceId: a local application's choice of outgoing face for its Interest.
     pub next_hop_face_id: Option<u64>,
+    /// CachePolicyType of CachePolicy; [`CACHE_POLICY_NO_CACHE`] forbids caching the Data.
     pub cache_policy: Option<u64>,
+    /// CongestionMark: nonzero when a queue on the path was congested.
     pub congestion_mark: Option<u64>,
 }
 
 /// A decoded link-layer packet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LpPacket {
+    /// The per-packet link fields.
     pub headers: LpHeaders,
+    /// Sequence: the link sequence number, shared by the fragments of one packet.
     pub sequence: Option<u64>,
+    /// FragIndex: this fragment's index; absent means 0.
     pub frag_index: Option<u64>,
+    /// FragCount: fragments in the whole packet; absent means 1.
     pub frag_count: Option<u64>,
     /// The network-layer packet (or a piece of it); `None` for an IDLE packet.
     pub fragment: Option<Bytes>,

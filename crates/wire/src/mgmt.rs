@@ -25,53 +25,96 @@ use crate::tlv::{decode_outer, read_nonneg, write_nonneg, write_tlv, TlvReader};
 use crate::types::{GENERIC_COMPONENT, NAME, PARAMETERS_SHA256_DIGEST};
 
 // ControlCommand
+/// ControlResponse: the reply to a command, carried as the answering Data's Content (NFD ControlCommand).
 pub const CONTROL_RESPONSE: u32 = 0x65;
+/// StatusCode: the HTTP-like result code in a ControlResponse (NFD ControlCommand).
 pub const STATUS_CODE: u32 = 0x66;
+/// StatusText: a human-readable explanation of the StatusCode (NFD ControlCommand).
 pub const STATUS_TEXT: u32 = 0x67;
+/// ControlParameters: a command's arguments, carried as a name component (NFD ControlCommand).
 pub const CONTROL_PARAMETERS: u32 = 0x68;
+/// FaceId: the face a command or dataset entry refers to (NFD FaceMgmt, FibMgmt, RibMgmt).
 pub const FACE_ID: u32 = 0x69;
+/// Cost: a route's or next hop's cost; lower is preferred (NFD FibMgmt, RibMgmt).
 pub const COST: u32 = 0x6a;
+/// Strategy: wraps the Name of a forwarding strategy (NFD StrategyChoice).
 pub const STRATEGY: u32 = 0x6b;
+/// Flags: a bit field whose meaning depends on the structure: route, face or CS flags (NFD ControlCommand).
 pub const FLAGS: u32 = 0x6c;
+/// ExpirationPeriod: milliseconds until a route or an on-demand face expires (NFD RibMgmt, FaceMgmt).
 pub const EXPIRATION_PERIOD: u32 = 0x6d;
+/// Origin: who registered a route (application, static, a routing protocol) (NFD RibMgmt).
 pub const ORIGIN: u32 = 0x6f;
+/// Mask: which bits of Flags a command sets; the others keep their value (NFD FaceMgmt, CsMgmt).
 pub const MASK: u32 = 0x70;
+/// Uri: a face's remote URI, e.g. `udp4://192.0.2.1:6363` (NFD FaceMgmt).
 pub const URI: u32 = 0x72;
+/// LocalUri: a face's local URI (NFD FaceMgmt).
 pub const LOCAL_URI: u32 = 0x81;
+/// Capacity: the content store's maximum number of packets (NFD CsMgmt).
 pub const CAPACITY: u32 = 0x83;
+/// Count: the most entries `cs/erase` may erase (NFD CsMgmt).
 pub const COUNT: u32 = 0x84;
+/// FacePersistency: when a face is closed, a [`FacePersistency`] code (NFD FaceMgmt).
 pub const FACE_PERSISTENCY: u32 = 0x85;
+/// BaseCongestionMarkingInterval: nanoseconds between congestion marks on a congested face (NFD FaceMgmt).
 pub const BASE_CONGESTION_MARKING_INTERVAL: u32 = 0x87;
+/// DefaultCongestionThreshold: send-queue bytes above which a face marks congestion (NFD FaceMgmt).
 pub const DEFAULT_CONGESTION_THRESHOLD: u32 = 0x88;
+/// Mtu: a face's maximum transmission unit, in bytes (NFD FaceMgmt).
 pub const MTU: u32 = 0x89;
 
 // Datasets
 /// Every list dataset (faces, FIB, RIB, strategy choices) and cs/info wraps each
 /// entry in an element of this type.
 pub const DATASET_ENTRY: u32 = 0x80;
+/// FaceScope: whether a face is local or non-local, in FaceStatus (NFD FaceMgmt).
 pub const FACE_SCOPE: u32 = 0x84;
+/// LinkType: point-to-point, multi-access or ad hoc, in FaceStatus (NFD FaceMgmt).
 pub const LINK_TYPE: u32 = 0x86;
+/// NextHopRecord: one next hop within a FibEntry (NFD FibMgmt).
 pub const NEXT_HOP_RECORD: u32 = 0x81;
+/// Route: one route within a RibEntry (NFD RibMgmt).
 pub const ROUTE: u32 = 0x81;
+/// NfdVersion: the forwarder's version string, in `status/general` (NFD ForwarderStatus).
 pub const NFD_VERSION: u32 = 0x80;
+/// StartTimestamp: when the forwarder started, in ms since the Unix epoch (NFD ForwarderStatus).
 pub const START_TIMESTAMP: u32 = 0x81;
+/// CurrentTimestamp: when the status was produced, in ms since the Unix epoch (NFD ForwarderStatus).
 pub const CURRENT_TIMESTAMP: u32 = 0x82;
+/// NNameTreeEntries: the number of name tree entries (NFD ForwarderStatus).
 pub const N_NAME_TREE_ENTRIES: u32 = 0x83;
+/// NFibEntries: the number of FIB entries (NFD ForwarderStatus).
 pub const N_FIB_ENTRIES: u32 = 0x84;
+/// NPitEntries: the number of PIT entries (NFD ForwarderStatus).
 pub const N_PIT_ENTRIES: u32 = 0x85;
+/// NMeasurementsEntries: the number of strategy measurements entries (NFD ForwarderStatus).
 pub const N_MEASUREMENTS_ENTRIES: u32 = 0x86;
+/// NCsEntries: the number of packets in the content store (NFD ForwarderStatus, CsMgmt).
 pub const N_CS_ENTRIES: u32 = 0x87;
+/// NInInterests: Interests received, forwarder-wide or per face (NFD ForwarderStatus, FaceMgmt).
 pub const N_IN_INTERESTS: u32 = 0x90;
+/// NInData: Data received, forwarder-wide or per face (NFD ForwarderStatus, FaceMgmt).
 pub const N_IN_DATA: u32 = 0x91;
+/// NOutInterests: Interests sent, forwarder-wide or per face (NFD ForwarderStatus, FaceMgmt).
 pub const N_OUT_INTERESTS: u32 = 0x92;
+/// NOutData: Data sent, forwarder-wide or per face (NFD ForwarderStatus, FaceMgmt).
 pub const N_OUT_DATA: u32 = 0x93;
+/// NInBytes: bytes received on a face (NFD FaceMgmt).
 pub const N_IN_BYTES: u32 = 0x94;
+/// NOutBytes: bytes sent on a face (NFD FaceMgmt).
 pub const N_OUT_BYTES: u32 = 0x95;
+/// NInNacks: Nacks received, forwarder-wide or per face (NFD ForwarderStatus, FaceMgmt).
 pub const N_IN_NACKS: u32 = 0x97;
+/// NOutNacks: Nacks sent, forwarder-wide or per face (NFD ForwarderStatus, FaceMgmt).
 pub const N_OUT_NACKS: u32 = 0x98;
+/// NSatisfiedInterests: PIT entries satisfied by Data (NFD ForwarderStatus).
 pub const N_SATISFIED_INTERESTS: u32 = 0x99;
+/// NUnsatisfiedInterests: PIT entries that expired unsatisfied (NFD ForwarderStatus).
 pub const N_UNSATISFIED_INTERESTS: u32 = 0x9a;
+/// NHits: Interests the content store answered (NFD CsMgmt).
 pub const N_HITS: u32 = 0x81;
+/// NMisses: Interests the content store could not answer (NFD CsMgmt).
 pub const N_MISSES: u32 = 0x82;
 
 /// StatusCode of a successful command.
@@ -90,6 +133,7 @@ pub const ROUTE_FLAG_CAPTURE: u64 = 2;
 /// `cs/config`'s and `cs/info`'s Flags bits (NFD's CsFlagBit): whether the
 /// content store admits new Data, and whether it answers Interests.
 pub const CS_ENABLE_ADMIT: u64 = 1;
+/// Flags bit: the content store answers Interests (set alongside [`CS_ENABLE_ADMIT`]).
 pub const CS_ENABLE_SERVE: u64 = 2;
 
 /// A structure encoded as a sequence of TLV fields. Implemented by every management
@@ -275,6 +319,7 @@ macro_rules! record {
 record! {
     /// A forwarding strategy, named (e.g. `/localhost/nfd/strategy/best-route`).
     pub struct Strategy {
+        /// The strategy's name, possibly ending in a version component.
         name: Name = NAME,
     }
     required [NAME]
@@ -284,24 +329,37 @@ record! {
     /// The arguments of every management command. All fields are optional because
     /// each command uses a different subset; the handler checks what it needs.
     pub struct ControlParameters {
+        /// The prefix the command concerns (route, FIB entry, strategy choice, CS erase).
         name: Option<Name> = NAME,
+        /// The face to act on; `rib/register` defaults it to the requesting face.
         face_id: Option<u64> = FACE_ID,
+        /// Remote URI of the face to create (`faces/create`).
         uri: Option<String> = URI,
+        /// Local URI of the face to create, for transports that need one.
         local_uri: Option<String> = LOCAL_URI,
+        /// Who registers the route (e.g. [`ORIGIN_APP`], [`ORIGIN_STATIC`]).
         origin: Option<u64> = ORIGIN,
+        /// The route's cost; lower is preferred.
         cost: Option<u64> = COST,
+        /// The content store's new capacity in packets (`cs/config`).
         capacity: Option<u64> = CAPACITY,
+        /// The most entries to erase (`cs/erase`).
         count: Option<u64> = COUNT,
+        /// Route flags (`rib/register`), face flags (`faces/create`, `faces/update`) or CS flags (`cs/config`).
         flags: Option<u64> = FLAGS,
+        /// Which bits of `flags` to apply; the others are left unchanged.
         mask: Option<u64> = MASK,
+        /// The strategy to choose for `name` (`strategy-choice/set`).
         strategy: Option<Strategy> = STRATEGY,
         /// Milliseconds.
         expiration_period: Option<u64> = EXPIRATION_PERIOD,
+        /// Persistency of the face to create or update, a [`FacePersistency`] code.
         face_persistency: Option<u64> = FACE_PERSISTENCY,
         /// Nanoseconds.
         base_congestion_marking_interval: Option<u64> = BASE_CONGESTION_MARKING_INTERVAL,
         /// Bytes.
         default_congestion_threshold: Option<u64> = DEFAULT_CONGESTION_THRESHOLD,
+        /// MTU override for the face, in bytes.
         mtu: Option<u64> = MTU,
     }
     required []
@@ -327,6 +385,7 @@ record! {
         /// HTTP-like: 200 OK, 400 bad parameters, 403 unauthorized, 404 not found,
         /// 409 conflict, 501 unknown command, 503 unavailable.
         status_code: u32 = STATUS_CODE,
+        /// A human-readable explanation of `status_code`, shown by `nfdc`.
         status_text: String = STATUS_TEXT,
         /// The parameters as the forwarder applied them (with defaults filled in).
         body: Option<ControlParameters> = CONTROL_PARAMETERS,
@@ -368,23 +427,37 @@ record! {
     /// (no enclosing element), so use [`Record::decode_value`] and
     /// [`Record::encode_value`] on the reassembled content.
     pub struct ForwarderStatus {
+        /// The forwarder's version string.
         nfd_version: String = NFD_VERSION,
         /// Milliseconds since the Unix epoch.
         start_timestamp: u64 = START_TIMESTAMP,
         /// Milliseconds since the Unix epoch.
         current_timestamp: u64 = CURRENT_TIMESTAMP,
+        /// Entries in the name tree.
         n_name_tree_entries: u64 = N_NAME_TREE_ENTRIES,
+        /// Entries in the FIB.
         n_fib_entries: u64 = N_FIB_ENTRIES,
+        /// Pending Interest entries.
         n_pit_entries: u64 = N_PIT_ENTRIES,
+        /// Strategy measurements entries.
         n_measurements_entries: u64 = N_MEASUREMENTS_ENTRIES,
+        /// Data packets in the content store.
         n_cs_entries: u64 = N_CS_ENTRIES,
+        /// Interests received since start.
         n_in_interests: u64 = N_IN_INTERESTS,
+        /// Data received since start.
         n_in_data: u64 = N_IN_DATA,
+        /// Nacks received since start.
         n_in_nacks: u64 = N_IN_NACKS,
+        /// Interests sent since start.
         n_out_interests: u64 = N_OUT_INTERESTS,
+        /// Data sent since start.
         n_out_data: u64 = N_OUT_DATA,
+        /// Nacks sent since start.
         n_out_nacks: u64 = N_OUT_NACKS,
+        /// PIT entries satisfied by Data since start.
         n_satisfied_interests: u64 = N_SATISFIED_INTERESTS,
+        /// PIT entries that expired unsatisfied since start.
         n_unsatisfied_interests: u64 = N_UNSATISFIED_INTERESTS,
     }
     required []
@@ -393,27 +466,43 @@ record! {
 record! {
     /// One entry of the `faces/list` dataset.
     pub struct FaceStatus {
+        /// The face's identifier, as used by FIB next hops and commands.
         face_id: u64 = FACE_ID,
+        /// Remote URI, e.g. `udp4://192.0.2.1:6363`.
         uri: String = URI,
+        /// Local URI.
         local_uri: String = LOCAL_URI,
         /// Milliseconds until an on-demand face expires.
         expiration_period: Option<u64> = EXPIRATION_PERIOD,
         /// 0 non-local, 1 local.
         face_scope: u64 = FACE_SCOPE,
+        /// A [`FacePersistency`] code.
         face_persistency: u64 = FACE_PERSISTENCY,
         /// 0 point-to-point, 1 multi-access, 2 ad hoc.
         link_type: u64 = LINK_TYPE,
+        /// Nanoseconds between congestion marks, when the face marks congestion.
         base_congestion_marking_interval: Option<u64> = BASE_CONGESTION_MARKING_INTERVAL,
+        /// Send-queue bytes above which the face marks congestion.
         default_congestion_threshold: Option<u64> = DEFAULT_CONGESTION_THRESHOLD,
+        /// The face's MTU in bytes, when it has one.
         mtu: Option<u64> = MTU,
+        /// Interests received on the face.
         n_in_interests: u64 = N_IN_INTERESTS,
+        /// Data received on the face.
         n_in_data: u64 = N_IN_DATA,
+        /// Nacks received on the face.
         n_in_nacks: u64 = N_IN_NACKS,
+        /// Interests sent on the face.
         n_out_interests: u64 = N_OUT_INTERESTS,
+        /// Data sent on the face.
         n_out_data: u64 = N_OUT_DATA,
+        /// Nacks sent on the face.
         n_out_nacks: u64 = N_OUT_NACKS,
+        /// Bytes received on the face.
         n_in_bytes: u64 = N_IN_BYTES,
+        /// Bytes sent on the face.
         n_out_bytes: u64 = N_OUT_BYTES,
+        /// Face flags: bit 0 local fields, bit 1 link reliability, bit 2 congestion marking.
         flags: u64 = FLAGS,
     }
     required [FACE_ID]
@@ -422,7 +511,9 @@ record! {
 record! {
     /// One next hop of a FIB entry.
     pub struct NextHopRecord {
+        /// The face to forward to.
         face_id: u64 = FACE_ID,
+        /// The next hop's cost; lower is preferred.
         cost: u64 = COST,
     }
     required [FACE_ID]
@@ -431,7 +522,9 @@ record! {
 record! {
     /// One entry of the `fib/list` dataset.
     pub struct FibEntry {
+        /// The entry's prefix.
         name: Name = NAME,
+        /// Where Interests under the prefix may be forwarded.
         next_hops: Vec<NextHopRecord> = NEXT_HOP_RECORD,
     }
     required [NAME]
@@ -440,9 +533,13 @@ record! {
 record! {
     /// One route of a RIB entry.
     pub struct Route {
+        /// The face the route points to.
         face_id: u64 = FACE_ID,
+        /// Who registered the route (e.g. [`ORIGIN_APP`], [`ORIGIN_STATIC`]).
         origin: u64 = ORIGIN,
+        /// The route's cost; lower is preferred.
         cost: u64 = COST,
+        /// [`ROUTE_FLAG_CHILD_INHERIT`] and [`ROUTE_FLAG_CAPTURE`] bits.
         flags: u64 = FLAGS,
         /// Milliseconds until the route expires; absent means never.
         expiration_period: Option<u64> = EXPIRATION_PERIOD,
@@ -453,7 +550,9 @@ record! {
 record! {
     /// One entry of the `rib/list` dataset.
     pub struct RibEntry {
+        /// The registered prefix.
         name: Name = NAME,
+        /// The routes registered for it, one per (face, origin).
         routes: Vec<Route> = ROUTE,
     }
     required [NAME]
@@ -466,8 +565,11 @@ record! {
         capacity: u64 = CAPACITY,
         /// Bit 0: admission enabled; bit 1: serving enabled.
         flags: u64 = FLAGS,
+        /// Data packets now stored.
         n_cs_entries: u64 = N_CS_ENTRIES,
+        /// Interests answered from the store.
         n_hits: u64 = N_HITS,
+        /// Interests the store could not answer.
         n_misses: u64 = N_MISSES,
     }
     required []
@@ -476,7 +578,9 @@ record! {
 record! {
     /// One entry of the `strategy-choice/list` dataset.
     pub struct StrategyChoice {
+        /// The prefix the choice applies to, and everything under it.
         name: Name = NAME,
+        /// The strategy chosen for it.
         strategy: Strategy = STRATEGY,
     }
     required [NAME, STRATEGY]
@@ -567,7 +671,9 @@ impl FromStr for FacePersistency {
 /// local faces (Unix socket, loopback), `/localhop/nfd` travels one hop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MgmtScope {
+    /// `/localhost/nfd`: accepted only from local faces.
     Localhost,
+    /// `/localhop/nfd`: accepted from a neighbour one hop away.
     Localhop,
 }
 
@@ -598,9 +704,13 @@ pub fn command_name(scope: MgmtScope, module: &str, verb: &str, params: &Control
 /// request (possibly already carrying version/segment components).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MgmtRequest {
+    /// Which management prefix the name uses.
     pub scope: MgmtScope,
+    /// The module component, e.g. `faces` or `rib`.
     pub module: String,
+    /// The verb component, e.g. `list` or `register`.
     pub verb: String,
+    /// A command's arguments; `None` for a dataset request.
     pub params: Option<ControlParameters>,
 }
 

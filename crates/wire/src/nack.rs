@@ -7,9 +7,13 @@ use crate::types::LP_NACK_REASON;
 pub enum NackReason {
     /// The Nack field carried no reason.
     None,
+    /// Code 50: the upstream is congested; try another path or slow down.
     Congestion,
+    /// Code 100: the upstream already saw this Nonce, so the Interest looped.
     Duplicate,
+    /// Code 150: the upstream has no route for the name.
     NoRoute,
+    /// A code NDNLPv2 does not define, kept so it can be passed on.
     Other(u64),
 }
 
@@ -60,6 +64,8 @@ impl NackReason {
 /// A Nack as the engine sees it: the reason plus the Interest it refers to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nack {
+    /// Why the Interest was refused.
     pub reason: NackReason,
+    /// The refused Interest, as sent upstream; matched against the PIT.
     pub interest: crate::Interest,
 }

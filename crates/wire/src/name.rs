@@ -138,7 +138,9 @@ impl ExactSizeIterator for ComponentEnds<'_> {}
 /// One name component, borrowed from its [`Name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Component<'a> {
+    /// TLV-TYPE, e.g. GenericNameComponent or a typed (segment, version) component.
     pub typ: u32,
+    /// TLV-VALUE, borrowed from the name's buffer.
     pub value: &'a [u8],
 }
 

@@ -125,8 +125,11 @@ pub fn read_nonneg(value: &[u8]) -> Result<u64, WireError> {
 /// receive buffer.
 #[derive(Debug, Clone)]
 pub struct Element {
+    /// TLV-TYPE.
     pub typ: u32,
+    /// TLV-VALUE.
     pub value: Bytes,
+    /// The whole element, header included, for passing it on unchanged.
     pub wire: Bytes,
 }
 
@@ -255,6 +258,7 @@ impl TlvReader {
 /// [`Bytes`] view (`wire.slice(span.value())`) only where it needs one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
+    /// The element's TLV-TYPE.
     pub typ: u32,
     /// Where the element's header starts.
     pub begin: usize,
