@@ -29,6 +29,7 @@ pub struct Face {
 }
 
 impl Face {
+    /// A face on `queue` framing its packets as `link` says, with its counters at zero.
     pub fn new(queue: Queue, link: Link) -> Face {
         Face { queue, link, rx: Vec::with_capacity(crate::BURST), counters: FaceCounters::default() }
     }

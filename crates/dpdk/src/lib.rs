@@ -18,6 +18,8 @@
 //! - [`face::Face`]: a queue plus a link encapsulation (`trajan_io::encap`): frames
 //!   in, NDN packets out, and back.
 
+#![warn(missing_docs)]
+
 mod eal;
 pub mod face;
 mod ffi;
@@ -33,18 +35,50 @@ pub use port::{Port, PortStats, Queue, BURST};
 pub enum DpdkError {
     /// `rte_eal_init` failed; the message says what to check.
     #[error("DPDK could not start (rte_eal_init with {args:?}): {reason}. {hint}")]
-    EalInit { args: Vec<String>, reason: String, hint: &'static str },
+    EalInit {
+        /// The EAL command line built from the configuration (`dpdk.eal_args` and more).
+        args: Vec<String>,
+        /// DPDK's text for its error number.
+        reason: String,
+        /// What the operator most likely has to change (hugepages, privileges, arguments).
+        hint: &'static str,
+    },
     /// EAL can be started only once per process.
     #[error("DPDK's EAL is already initialised in this process")]
     AlreadyInitialised,
+    /// No ethdev port has the configured name (a PCI address or a `--vdev` device).
     #[error("no DPDK port named `{0}` (give it to EAL with --vdev, or check the PCI address and the driver binding)")]
     NoSuchPort(String),
+    /// The packet-buffer pool could not be created, usually for want of memory.
     #[error("cannot create mempool `{name}` of {mbufs} mbufs: {reason} (lower dpdk.mbufs or give EAL more memory with -m)")]
-    Mempool { name: String, mbufs: u32, reason: String },
+    Mempool {
+        /// The pool's name.
+        name: String,
+        /// How many buffers were asked for (`dpdk.mbufs`).
+        mbufs: u32,
+        /// DPDK's text for its error number.
+        reason: String,
+    },
+    /// A port could not be configured, started, restarted or queried.
     #[error("cannot start port {port}: {step}: {reason}")]
-    Port { port: u16, step: String, reason: String },
+    Port {
+        /// The port's id.
+        port: u16,
+        /// The DPDK call or setup step that failed.
+        step: String,
+        /// DPDK's text for its error number.
+        reason: String,
+    },
+    /// The back-to-back ring ports used by tests and benchmarks could not be created.
     #[error("cannot create ring pair `{name}`: {reason}")]
-    RingPair { name: String, reason: String },
+    RingPair {
+        /// The name the two ports were to be derived from.
+        name: String,
+        /// DPDK's text for its error number.
+        reason: String,
+    },
+    /// A name handed to DPDK (an EAL argument, a port, pool or ring name) contains a
+    /// NUL byte, which a C string cannot carry.
     #[error("name `{0}` contains a NUL byte")]
     BadName(String),
 }

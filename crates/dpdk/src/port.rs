@@ -22,11 +22,15 @@ pub struct Port {
 /// The port's hardware counters (`rte_eth_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PortStats {
+    /// Frames the port received, on all its queues.
     pub in_packets: u64,
+    /// Frames the port sent, on all its queues.
     pub out_packets: u64,
     /// Frames the port dropped because its RX queues were full.
     pub missed: u64,
+    /// Received frames the port found erroneous and dropped.
     pub in_errors: u64,
+    /// Frames the port failed to transmit.
     pub out_errors: u64,
     /// Receptions that failed for want of an mbuf in the pool.
     pub no_mbuf: u64,

@@ -67,11 +67,17 @@ impl FromStr for Encap {
 /// carry them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkAddrs {
+    /// The port's own MAC address, the source of every frame sent.
     pub local_mac: [u8; 6],
+    /// The peer's (or a multicast group's) MAC address, the destination of every frame sent.
     pub remote_mac: [u8; 6],
+    /// Source address of the IPv4 packets sent.
     pub local_ip: Ipv4Addr,
+    /// Destination address of the IPv4 packets sent.
     pub remote_ip: Ipv4Addr,
+    /// UDP source port of datagrams sent; received datagrams must be addressed to it.
     pub local_port: u16,
+    /// UDP destination port of datagrams sent.
     pub remote_port: u16,
 }
 
@@ -92,20 +98,28 @@ impl Default for LinkAddrs {
 /// Why a received frame was dropped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EncapError {
+    /// The frame ends before its headers do, or holds no whole TLV element after them.
     #[error("frame shorter than its headers")]
     Truncated,
+    /// The frame's EtherType is not the encapsulation's (traffic for another protocol).
     #[error("EtherType {0:#06x} is not the face's")]
     EtherType(u16),
+    /// The IPv4 header is malformed, fails its checksum or names another protocol.
     #[error("IPv4: {0}")]
     Ipv4(#[from] AugustusError),
+    /// The UDP length field is below the header's size or beyond the IPv4 payload.
     #[error("malformed UDP header")]
     BadUdp,
+    /// The UDP checksum does not verify: the datagram was damaged on the way.
     #[error("UDP checksum mismatch")]
     UdpChecksum,
+    /// The datagram is addressed to another UDP port than the face's local port.
     #[error("UDP port {0} is not the face's")]
     Port(u16),
+    /// An Icn4 payload is not a valid Augustus packet, or a name has no Augustus form.
     #[error("Augustus packet: {0}")]
     Augustus(AugustusError),
+    /// An NDN packet to translate for an Icn4 face does not decode.
     #[error("NDN packet: {0}")]
     Ndn(#[from] WireError),
     /// NDN packets without an Augustus form: Nacks, fragments, link-only packets.
@@ -157,7 +171,9 @@ pub fn ndn_to_icn(pkt: &Bytes) -> Result<augustus::Packet, EncapError> {
 /// finds the payload of frames it receives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Link {
+    /// Which headers surround the payload.
     pub encap: Encap,
+    /// The addresses written into and checked in those headers.
     pub addrs: LinkAddrs,
 }
 

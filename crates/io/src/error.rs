@@ -15,26 +15,64 @@ use thiserror::Error;
 pub enum IoError {
     /// A UDP or TCP listener could not be bound (address in use, not local, no permission).
     #[error("cannot listen on {proto} {addr}: {error}")]
-    Bind { proto: &'static str, addr: SocketAddr, error: io::Error },
+    Bind {
+        /// `udp` or `tcp`.
+        proto: &'static str,
+        /// The configured address that could not be bound.
+        addr: SocketAddr,
+        /// The operating system's error.
+        error: io::Error,
+    },
     /// A live process already accepts connections on this Unix socket path.
     #[error("unix socket {path} is in use by another running process")]
-    UnixInUse { path: PathBuf },
+    UnixInUse {
+        /// The configured socket path.
+        path: PathBuf,
+    },
     /// Something that is not a socket sits at the Unix socket path; it is not ours to delete.
     #[error("{path} exists and is not a socket; refusing to replace it")]
-    NotASocket { path: PathBuf },
+    NotASocket {
+        /// The configured socket path.
+        path: PathBuf,
+    },
     /// A step of setting up the Unix socket failed.
     #[error("unix socket {path}: cannot {action}: {error}")]
-    Unix { path: PathBuf, action: &'static str, error: io::Error },
+    Unix {
+        /// The configured socket path.
+        path: PathBuf,
+        /// The step that failed (creating the directory, binding, setting permissions...).
+        action: &'static str,
+        /// The operating system's error.
+        error: io::Error,
+    },
     /// The face URI is not one this shell can open.
     #[error("bad face URI {uri:?}: {reason}")]
-    BadUri { uri: String, reason: &'static str },
+    BadUri {
+        /// The URI as management received it.
+        uri: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// UDP faces are sent from a listener socket, and none has the remote's address family.
     #[error("no UDP listener of the address family of {uri} to send from")]
-    NoUdpChannel { uri: String },
+    NoUdpChannel {
+        /// The requested remote URI.
+        uri: String,
+    },
     /// An outgoing TCP connection could not be started.
     #[error("cannot connect to {uri}: {error}")]
-    Connect { uri: String, error: io::Error },
+    Connect {
+        /// The requested remote URI.
+        uri: String,
+        /// The operating system's error.
+        error: io::Error,
+    },
     /// The poller could not be created, or a socket not registered with it.
     #[error("cannot {action}: {error}")]
-    Os { action: &'static str, error: io::Error },
+    Os {
+        /// The operation that failed.
+        action: &'static str,
+        /// The operating system's error.
+        error: io::Error,
+    },
 }

@@ -14,6 +14,8 @@
 //! elements out of the byte stream, and every buffer and queue is bounded because
 //! every peer is assumed hostile.
 
+#![warn(missing_docs)]
+
 pub mod dispatch_key;
 mod driver;
 pub mod encap;
@@ -65,8 +67,11 @@ pub const TCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// The transport under a face, as management reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaceKind {
+    /// A peer of a UDP channel (or of the UDP-port-by-hash face), one face per remote address.
     Udp,
+    /// A TCP connection, accepted by a listener or dialed for management.
     Tcp,
+    /// A local application's connection to the Unix stream socket.
     Unix,
     /// A kernel-bypass port (DPDK) that the daemon opened and polls itself; listed
     /// here for management only.
@@ -81,8 +86,11 @@ pub enum FaceKind {
 /// themselves. Ordered so that a request can only upgrade a face.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Persistency {
+    /// Closes when idle or when the peer goes away; what faces that peers open get.
     OnDemand,
+    /// Closes only on an error (the link failing), never for being idle.
     Persistent,
+    /// Never closes by itself: a dialed TCP face redials when its connection fails.
     Permanent,
 }
 
@@ -111,7 +119,9 @@ impl Persistency {
 /// What management and the engine know about a face.
 #[derive(Clone, Debug)]
 pub struct FaceInfo {
+    /// The id the engine, the FIB's next hops and management refer to the face by.
     pub id: FaceId,
+    /// The transport, for management's face listing and URI scheme.
     pub kind: FaceKind,
     /// NFD form: `udp4://127.0.0.1:56363`, `tcp4://127.0.0.1:40000`, `fd://12` for a
     /// Unix stream peer (the accepted socket's descriptor, as NFD prints it).
@@ -121,6 +131,7 @@ pub struct FaceInfo {
     /// Unix sockets and loopback peers (127.0.0.0/8, ::1) may send `/localhost`
     /// commands; nobody else may.
     pub local_scope: bool,
+    /// When the face may close; management requests can only upgrade it.
     pub persistency: Persistency,
     /// Largest packet the face carries, where the transport limits it (UDP).
     pub mtu: Option<usize>,
@@ -131,8 +142,11 @@ pub struct FaceInfo {
 pub struct FaceCounters {
     /// Link packets received (datagrams or stream frames, fragments included).
     pub in_packets: u64,
+    /// Link packets sent (datagrams or stream frames, fragments included).
     pub out_packets: u64,
+    /// Bytes of the link packets received, as they were on the wire.
     pub in_bytes: u64,
+    /// Bytes of the link packets sent.
     pub out_bytes: u64,
     /// Received packets dropped: malformed framing, oversize, bad fragments.
     pub dropped_in: u64,
@@ -171,16 +185,32 @@ pub enum IoEvent {
     /// [`TCP_CONNECT_TIMEOUT`]. The face is gone, and no `FaceDown` follows,
     /// unless it is permanent: then it redials after a wait, dropping what is
     /// sent to it meanwhile, as NFD's permanent TCP faces do.
-    ConnectFailed { face: FaceId, reason: String },
+    ConnectFailed {
+        /// The face that was dialing.
+        face: FaceId,
+        /// What went wrong (the operating system's error or the timeout), for the log
+        /// and management's reply.
+        reason: String,
+    },
     /// A whole network-layer packet (possibly inside an LpPacket), as received or
     /// as reassembled from fragments.
-    Packet { face: FaceId, pkt: Bytes },
+    Packet {
+        /// The face it arrived on, which the engine needs as the incoming face.
+        face: FaceId,
+        /// The packet's bytes, framing removed, for the engine to decode.
+        pkt: Bytes,
+    },
     /// A one-port peer of the UDP-port-by-hash face was last heard on another of
     /// the face's ports than before (`port`, counted from the first), so replies
     /// must now leave from there: a peer unaware of port-by-hash hears only the
     /// port it sends to, and a new socket that the kernel gave a departed peer's
     /// address is that peer's face here. Comes before the datagram's packet.
-    PeerMoved { face: FaceId, port: usize },
+    PeerMoved {
+        /// The peer's face.
+        face: FaceId,
+        /// The index of the port the peer now sends to, counted from the first.
+        port: usize,
+    },
 }
 
 /// Augustus' UDP-port-by-hash face (§3.1.2): `count` consecutive ports from
@@ -232,6 +262,7 @@ impl HashPorts {
 pub struct IoConfig {
     /// UDP channels; each also sends for the UDP faces of its address family.
     pub udp_listen: Vec<SocketAddr>,
+    /// TCP listeners; each accepted connection becomes an on-demand face.
     pub tcp_listen: Vec<SocketAddr>,
     /// Local applications' socket; its directory is created if missing.
     pub unix_path: Option<PathBuf>,

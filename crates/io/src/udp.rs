@@ -24,6 +24,7 @@ const SLOT: usize = MAX_FRAME_SIZE + 1;
 /// One received datagram.
 #[derive(Debug)]
 pub struct Datagram {
+    /// The sender's address, which picks (or creates) the datagram's face.
     pub from: SocketAddr,
     /// The payload, or `None` when it was larger than [`MAX_FRAME_SIZE`].
     pub data: Option<Bytes>,
