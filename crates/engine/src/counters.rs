@@ -4,11 +4,17 @@
 /// counts NFD reports in both `faces/list` and `status/general`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PacketCounters {
+    /// Interests received (decoded), before any check drops them.
     pub in_interests: u64,
+    /// Data received (decoded), solicited or not.
     pub in_data: u64,
+    /// Nacks received (decoded).
     pub in_nacks: u64,
+    /// Interests handed to a face to send, retransmissions included.
     pub out_interests: u64,
+    /// Data handed to a face to send, from the CS or an upstream.
     pub out_data: u64,
+    /// Nacks handed to a face to send.
     pub out_nacks: u64,
 }
 
@@ -16,8 +22,11 @@ pub struct PacketCounters {
 /// thread, so counting costs an add, not an atomic.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ForwarderCounters {
+    /// Packets in and out over every face (NFD's `status/general` totals).
     pub packets: PacketCounters,
+    /// PIT entries answered by Data (NFD's nSatisfiedInterests).
     pub satisfied_interests: u64,
+    /// PIT entries whose lifetime ended with no Data (NFD's nUnsatisfiedInterests).
     pub unsatisfied_interests: u64,
     /// Packets that failed to decode (counted and dropped).
     pub malformed: u64,

@@ -11,6 +11,7 @@ use crate::FaceId;
 /// Per-face packet counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaceCounters {
+    /// Packets in and out of this face (NFD's `faces/list` counters).
     pub packets: PacketCounters,
     /// Packets from this face that failed to decode.
     pub malformed: u64,
@@ -28,6 +29,7 @@ pub struct FaceMeta {
     /// Nacks go to and come from point-to-point faces only: on a multi-access
     /// face (a shared medium) they are neither sent nor accepted, as in NFD.
     pub point_to_point: bool,
+    /// What went through the face, for `faces/list`.
     pub counters: FaceCounters,
 }
 

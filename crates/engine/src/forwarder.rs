@@ -59,7 +59,9 @@ impl Default for EngineConfig {
 /// One packet to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
+    /// The face to send on.
     pub face: FaceId,
+    /// The encoded packet, shared with the tables that keep it (no copy).
     pub pkt: Bytes,
 }
 
@@ -228,15 +230,21 @@ struct Waiting {
 /// replica shared by several workers (updated by the control thread, read here
 /// without locks).
 pub struct Forwarder<F: FibSource = Fib> {
+    /// Where Interests find their next hops.
     pub fib: F,
     /// The PIT and the content store, sharing one index.
     pub pcct: Pcct,
+    /// Nonces of Interests recently satisfied or expired, to catch looping
+    /// Interests whose PIT entry is already gone.
     pub dead_nonces: DeadNonceList,
+    /// The strategy choice per namespace (`strategy-choice`), by longest prefix.
     pub strategies: LpmTable<StrategyKind>,
     /// What the dynamic strategy learned of its upstreams (empty while no
     /// Interest went out under it).
     pub measurements: Measurements,
+    /// The faces packets arrive on and leave by, with their counters and flags.
     pub faces: FaceTable,
+    /// The forwarder's totals, for `status/general`.
     pub counters: ForwarderCounters,
     /// [`EngineConfig::max_lifetime_ms`].
     max_lifetime_ms: u64,

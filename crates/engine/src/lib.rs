@@ -7,6 +7,8 @@
 //! list, CanBePrefix/MustBeFresh, HopLimit, NDNLPv2 Nacks and PIT tokens, and a
 //! per-prefix strategy (best-route, multicast, or dynamic multipath).
 
+#![warn(missing_docs)]
+
 pub mod counters;
 pub mod faces;
 pub mod forwarder;
