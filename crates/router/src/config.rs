@@ -17,25 +17,52 @@ pub const DEFAULT_CONFIG: &str = include_str!("../../../config/default.toml");
 /// also its `source` (a report of the chain would print it twice).
 #[derive(Debug, Error)]
 pub enum ConfigError {
+    /// The file could not be read at all.
     #[error("cannot read {path}: {error}")]
-    Read { path: PathBuf, error: std::io::Error },
+    Read {
+        /// The configuration file.
+        path: PathBuf,
+        /// The operating system's reason.
+        error: std::io::Error,
+    },
+    /// The text is not TOML, or has an unknown key or a value of the wrong type.
     #[error("{path}: {message}")]
-    Parse { path: String, message: String },
+    Parse {
+        /// The file, or `<embedded default>` for the built-in defaults.
+        path: String,
+        /// The parser's message, led by "line L, column C" when it knows where.
+        message: String,
+    },
+    /// A value parses but is not acceptable (an unknown strategy, a bad route).
     #[error("{path}: {key}: {message}")]
-    Invalid { path: String, key: String, message: String },
+    Invalid {
+        /// The file, or `<embedded default>` for the built-in defaults.
+        path: String,
+        /// The offending key in dotted form, such as `routes[0].face`.
+        key: String,
+        /// What is wrong with its value.
+        message: String,
+    },
 }
 
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// `[faces]`: the listeners the daemon opens and the limits on faces.
     pub faces: FacesConfig,
+    /// `[tables]`: sizes and switches of the CS, PIT, dead nonce list and FIB.
     pub tables: TablesConfig,
+    /// `[log]`: how much the daemon logs, and in which format.
     pub log: LogConfig,
+    /// `[workers]`: how many forwarding threads, on which CPUs.
     pub workers: WorkersConfig,
+    /// `[dpdk]`: kernel-bypass ports, if any.
     pub dpdk: DpdkConfig,
+    /// `[[routes]]`: static routes installed at start (origin 255); none by default.
     #[serde(default)]
     pub routes: Vec<RouteConfig>,
+    /// `[[strategies]]`: per-namespace strategy choices; none by default (best-route for `/`).
     #[serde(default)]
     pub strategies: Vec<StrategyConfig>,
 }
@@ -44,11 +71,15 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FacesConfig {
+    /// UDP listeners; a datagram from a new remote creates an on-demand face (default `0.0.0.0:6363`).
     pub udp_listen: Vec<SocketAddr>,
+    /// TCP listeners for stream faces (default `0.0.0.0:6363`).
     pub tcp_listen: Vec<SocketAddr>,
     /// Empty string disables the Unix socket.
     pub unix_path: PathBuf,
+    /// Seconds an on-demand UDP face may stay idle before it is closed (default 600).
     pub udp_idle_timeout_s: u64,
+    /// Most bytes queued on one stream face; beyond it packets are dropped and counted (default 4 MiB).
     pub stream_queue_bytes: usize,
     /// Most bytes queued for sending on all faces together.
     pub queue_bytes: usize,
@@ -63,12 +94,17 @@ pub struct FacesConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TablesConfig {
+    /// Content store capacity in packets; 0 disables caching (default 65536).
     pub cs_capacity: usize,
     /// Whether the CS admits new Data and serves Interests at start.
     pub cs_admit: bool,
+    /// Whether the CS answers Interests at start; false sends every one upstream (default true).
     pub cs_serve: bool,
+    /// Most pending Interests, and bound on extra downstream records (default 1048576).
     pub pit_capacity: usize,
+    /// Longest an Interest stays pending in milliseconds, whatever it asks (default 3600000).
     pub max_interest_lifetime_ms: u64,
+    /// Milliseconds a Nonce is remembered for loop detection after its Interest is gone (default 6000).
     pub dead_nonce_lifetime_ms: u64,
     /// FIB structure: `hash`, `pbf` or `pbf-exp` (Caesar's variants, for side-by-side runs).
     pub fib_variant: String,
@@ -119,10 +155,13 @@ pub struct DpdkPortConfig {
     /// IPv4 addresses and UDP ports (udp4, icn4).
     #[serde(default = "default_local_ip")]
     pub local_ip: std::net::Ipv4Addr,
+    /// IPv4 address of the other end (udp4, icn4; default 192.0.2.2).
     #[serde(default = "default_remote_ip")]
     pub remote_ip: std::net::Ipv4Addr,
+    /// UDP source port of the packets sent (udp4; default 6363).
     #[serde(default = "ndn_port")]
     pub local_port: u16,
+    /// UDP destination port of the packets sent (udp4; default 6363).
     #[serde(default = "ndn_port")]
     pub remote_port: u16,
 }
@@ -160,7 +199,9 @@ pub fn parse_mac(s: &str) -> Result<[u8; 6], String> {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogConfig {
+    /// Least severe level logged: error, warn, info, debug or trace; RUST_LOG overrides it (default info).
     pub level: String,
+    /// How log lines are written (default text).
     pub format: LogFormat,
 }
 
@@ -168,7 +209,9 @@ pub struct LogConfig {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
+    /// Human-readable lines, for people.
     Text,
+    /// One JSON object per line, for log collectors.
     Json,
 }
 
@@ -176,9 +219,11 @@ pub enum LogFormat {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RouteConfig {
+    /// The name prefix routed, such as `/example`.
     pub prefix: String,
     /// A face URI such as `udp4://192.0.2.1:6363` or `tcp4://...`; the face is created at start.
     pub face: String,
+    /// Route cost; best-route sends to the cheapest usable next hop (default 0).
     #[serde(default)]
     pub cost: u64,
     /// More than 1: the face is a Trajan neighbour's UDP-port-by-hash face with this
@@ -196,7 +241,9 @@ fn one() -> usize {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StrategyConfig {
+    /// The namespace the choice applies to, such as `/ndn/broadcast`.
     pub prefix: String,
+    /// The strategy by name: `best-route`, `multicast` or `dynamic`.
     pub strategy: String,
 }
 

@@ -37,12 +37,23 @@ const SOCKET_POLL_EVERY: u64 = 64;
 /// Errors that stop the daemon from starting.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// A listener or the Unix socket could not be opened.
     #[error("cannot open faces: {0}")]
     Io(trajan_io::IoError),
+    /// A static route of the configuration could not be installed.
     #[error("static route {prefix} via {face}: {message}")]
-    Route { prefix: String, face: String, message: String },
+    Route {
+        /// The route's prefix, as configured.
+        prefix: String,
+        /// The route's face URI, as configured.
+        face: String,
+        /// Why the route or its face could not be made.
+        message: String,
+    },
+    /// The workers could not be placed (CPU topology, `workers.cores`) or started.
     #[error("workers: {0}")]
     Workers(String),
+    /// The DPDK ports could not be opened, or this build has no DPDK.
     #[error("DPDK: {0}")]
     Dpdk(String),
 }
@@ -58,10 +69,13 @@ impl From<trajan_io::IoError> for StartError {
 
 /// Everything one forwarding loop owns.
 pub struct Daemon {
+    /// The sockets: listeners and the UDP, TCP and Unix faces the loop polls.
     pub io: Io,
     /// The engine itself with one worker; the control replica with several.
     pub fwd: Forwarder,
+    /// Routes as registered (static, by applications), from which `fwd`'s FIB is derived.
     pub rib: Rib,
+    /// The NFD management protocol: the state behind its commands and status datasets.
     pub mgmt: Management,
     /// The forwarding workers, when there are several.
     pub workers: Option<Workers>,

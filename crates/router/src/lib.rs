@@ -2,6 +2,8 @@
 //! the NFD management protocol, so that unmodified NDN applications and NFD's own
 //! tooling conventions work against Trajan.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod daemon;
 pub mod dispatch;

@@ -15,9 +15,13 @@ use trajan_wire::Name;
 /// One route of a RIB entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
+    /// The next hop's face.
     pub face: FaceId,
+    /// Who registered it (NFD's origin: [`ORIGIN_APP`], [`ORIGIN_STATIC`], ...); one route per face and origin.
     pub origin: u64,
+    /// Its cost; the FIB next hop of a face takes the lowest of the face's routes.
     pub cost: u64,
+    /// NFD's route flags (ChildInherit 1, Capture 2), stored and reported only.
     pub flags: u64,
     /// When the route expires (ms on the daemon's clock), if it does.
     pub expires_ms: Option<u64>,

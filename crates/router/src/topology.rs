@@ -30,10 +30,13 @@ pub struct Cpu {
 /// One cache, with the CPUs sharing it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cache {
+    /// Cache level, 1 for L1 and so on (0 when sysfs does not say).
     pub level: u8,
     /// "Data", "Instruction" or "Unified".
     pub kind: String,
+    /// Size in KiB.
     pub size_kib: u64,
+    /// Ids of the CPUs sharing it.
     pub cpus: Vec<usize>,
 }
 
@@ -42,13 +45,16 @@ pub struct Cache {
 pub struct Topology {
     /// Online CPUs, by id.
     pub cpus: Vec<Cpu>,
+    /// Each distinct cache once, sorted by level, kind and CPUs.
     pub caches: Vec<Cache>,
 }
 
 /// Where one worker runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Placement {
+    /// The worker's index, from 0.
     pub worker: usize,
+    /// The CPU the worker is pinned to.
     pub cpu: Cpu,
 }
 

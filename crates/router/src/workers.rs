@@ -89,7 +89,14 @@ pub enum Change {
     Strategy(Name, Option<StrategyKind>),
     /// The CS configuration: per-worker capacity, and whether the stores admit
     /// new Data and serve Interests (`cs/config`).
-    Cs { capacity: usize, admit: bool, serve: bool },
+    Cs {
+        /// Packets each worker's store may hold: the configured capacity shared among the workers.
+        capacity: usize,
+        /// Whether the stores admit new Data.
+        admit: bool,
+        /// Whether the stores answer Interests.
+        serve: bool,
+    },
 }
 
 impl Change {
@@ -149,18 +156,26 @@ impl Change {
 /// One shard's numbers, for management datasets: per worker and summed.
 #[derive(Clone, Debug, Default)]
 pub struct ShardStats {
+    /// The forwarder's counters (packets, drops, satisfied Interests, ...).
     pub counters: ForwarderCounters,
+    /// Per-face packet counters, as this shard counted them.
     pub faces: HashMap<FaceId, FaceCounters>,
+    /// Pending Interests in the PIT.
     pub pit_entries: usize,
     /// Prefixes the dynamic strategy measures ([`trajan_engine::measurements`]).
     pub measurements_entries: usize,
+    /// Packets the content store holds.
     pub cs_entries: usize,
+    /// Packets the content store may hold.
     pub cs_capacity: usize,
     /// Whether the shard's store admits new Data and serves Interests
     /// (`cs/config`; in a sum, whether every shard's does).
     pub cs_admit: bool,
+    /// Whether the shard's store serves Interests (in a sum, whether every shard's does).
     pub cs_serve: bool,
+    /// Content store lookups that found a Data.
     pub cs_hits: u64,
+    /// Content store lookups that found none.
     pub cs_misses: u64,
     /// Packets the I/O thread handed to this worker.
     pub dispatched: u64,
@@ -261,7 +276,12 @@ pub enum FromWorker {
     Send(Outgoing),
     /// A datagram from port `port` (the worker's index) for the I/O thread to
     /// handle as if it had read it ([`trajan_io::Io::hash_datagram`]) and dispatch.
-    Punt { port: usize, datagram: Datagram },
+    Punt {
+        /// The worker's index, which is also its port's offset from the base port.
+        port: usize,
+        /// The datagram as read, with its sender's address.
+        datagram: Datagram,
+    },
     /// Link counters of the faces the worker served on its port since its last
     /// report, for the I/O layer's face counters and idle timeout.
     Counters(Vec<(FaceId, LinkCounters)>),
