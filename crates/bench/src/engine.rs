@@ -247,12 +247,17 @@ pub struct StageNs {
 /// One worker's share of a multi-worker run.
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkerFigures {
+    /// The worker's index, from 0.
     pub worker: usize,
     /// The CPU it was pinned to, if pinning worked.
     pub cpu: Option<usize>,
+    /// Data this worker delivered to its consumers in the timed run.
     pub exchanges: u64,
+    /// Its exchanges per second of its engine time.
     pub exchanges_per_sec: f64,
+    /// Its engine time per exchange, in ns.
     pub ns_per_exchange: f64,
+    /// Share of its timed loop's wall time it spent on a CPU (Linux schedstat); null where unknown.
     pub cpu_share: Option<f64>,
 }
 
@@ -260,16 +265,22 @@ pub struct WorkerFigures {
 /// its packets (one value per burst, not individual packets' latency).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Latency {
+    /// The fastest burst, in ns per packet.
     pub min: u64,
+    /// The median burst, in ns per packet.
     pub p50: u64,
+    /// The 99th-percentile burst, in ns per packet.
     pub p99: u64,
+    /// The slowest burst, in ns per packet.
     pub max: u64,
 }
 
 /// One run's results; `--json` prints it as one line.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The workload run (`--workload`).
     pub workload: Workload,
+    /// Prefixes in the FIB (`--fib-prefixes`).
     pub fib_prefixes: usize,
     /// `hash`, `pbf` or `pbf-exp` (`--fib-variant`).
     pub fib_variant: &'static str,
@@ -279,16 +290,23 @@ pub struct Report {
     pub workers: u32,
     /// Each worker's own figures; the totals above sum their rates.
     pub per_worker: Vec<WorkerFigures>,
+    /// Seed of every generator (`--seed`): the same seed is the same workload.
     pub seed: u64,
+    /// Interests per burst (`--burst`).
     pub burst: usize,
+    /// Pre-encoded Interest/Data pairs cycled through.
     pub pool: usize,
     /// Fixed Δ, or null when drawn (reference).
     pub delta: Option<u8>,
+    /// Consumer faces.
     pub consumers: usize,
+    /// Zipf exponent α (`--alpha`) of the zipf workload; null for the others.
     pub zipf_alpha: Option<f64>,
+    /// Content store capacity in packets (`--cs-capacity`).
     pub cs_capacity: usize,
     /// Timed rounds, summed over the workers.
     pub rounds: u64,
+    /// Consumer Interests into the engine in the timed rounds.
     pub interests: u64,
     /// Data delivered to consumers.
     pub exchanges: u64,
@@ -301,8 +319,11 @@ pub struct Report {
     /// Share of `wall_s` this thread spent on a CPU (Linux schedstat); below 1 the
     /// machine's other work preempted the run and every time figure is inflated.
     pub cpu_share: Option<f64>,
+    /// Exchanges per second of engine time (`engine_s`, not wall time).
     pub exchanges_per_sec: f64,
+    /// Packets into the engine per second of engine time.
     pub packets_per_sec: f64,
+    /// Engine time per exchange, in ns (averaged over the workers).
     pub ns_per_exchange: f64,
     /// Heap allocations per packet in steady state; null when the counting allocator
     /// is not this process's global allocator.
@@ -315,7 +336,9 @@ pub struct Report {
     pub unanswered: u64,
     /// The engine's time per exchange by phase of its pipeline, as it ran.
     pub pipeline_ns: PipelineNs,
+    /// What each stage costs timed alone, in ns per call.
     pub stage_ns: StageNs,
+    /// Engine time per packet, burst by burst, in ns: min, p50, p99 and max.
     pub latency_ns: Latency,
     /// Heap bytes the PIT owns per entry (the Interest's packet buffer, which the
     /// entry also keeps alive, not included: see `interest_wire_bytes`).
@@ -324,7 +347,9 @@ pub struct Report {
     pub bytes_per_cs_entry: Option<f64>,
     /// Heap bytes the FIB owns per prefix.
     pub bytes_per_fib_prefix: Option<f64>,
+    /// Mean encoded size of the pool's Interests (bare, no LpPacket), in bytes.
     pub interest_wire_bytes: f64,
+    /// Mean encoded size of the pool's Data (bare, no LpPacket), in bytes.
     pub data_wire_bytes: f64,
     /// Seconds spent building the FIB and the packet pool.
     pub setup_s: f64,

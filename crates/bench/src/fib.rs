@@ -84,8 +84,11 @@ fn parse_variant(s: &str) -> Result<FibVariant, String> {
 /// One line of output.
 #[derive(Debug, Clone, Serialize)]
 pub struct FibReport {
+    /// The FIB's first LPM stage: `hash`, `pbf` or `pbf-exp`.
     pub variant: String,
+    /// The measurement this line reports.
     pub workload: FibWorkload,
+    /// Prefixes in the FIB measured.
     pub fib_prefixes: usize,
     /// Components between names and their matching prefix, where it applies.
     pub delta: Option<usize>,
@@ -98,14 +101,16 @@ pub struct FibReport {
     pub burst_lookups_per_sec: Option<f64>,
     /// `burst_lookups_per_sec` over the `hash` variant's in the same run.
     pub burst_speedup_vs_hash: Option<f64>,
-    /// Same lookups per second of the thread's own CPU time (single, then burst),
-    /// medians over the rounds: on this shared machine a pass preempted midway
+    /// `lookups_per_sec` per second of the thread's own CPU time, median over
+    /// the rounds: on this shared machine a pass preempted midway
     /// loses wall time the lookups never used, so ratios of these are steadier
     /// than of the wall-clock rates (both are reported).
     pub lookups_per_cpu_sec: Option<f64>,
+    /// `burst_lookups_per_sec` per second of the thread's CPU time, median over the rounds.
     pub burst_lookups_per_cpu_sec: Option<f64>,
-    /// `lookups_per_cpu_sec` and `burst_lookups_per_cpu_sec` over `hash`'s.
+    /// `lookups_per_cpu_sec` over the `hash` variant's in the same run.
     pub cpu_speedup_vs_hash: Option<f64>,
+    /// `burst_lookups_per_cpu_sec` over the `hash` variant's in the same run.
     pub burst_cpu_speedup_vs_hash: Option<f64>,
     /// Share of the timed passes' (updates: insert and removal phases') wall time
     /// this thread was on a CPU (1 = it was never preempted; lower means the
@@ -115,8 +120,9 @@ pub struct FibReport {
     pub false_positive_rate: f64,
     /// The formula's rate for the filter's block loads, (1/b)·Σ(1 − e^(−k·nᵢ/m))^k.
     pub expected_false_positive_rate: Option<f64>,
-    /// Filter blocks and hash-table probes per lookup.
+    /// Filter blocks read per lookup.
     pub blocks_per_lookup: f64,
+    /// Hash-table probes per lookup.
     pub probes_per_lookup: f64,
     /// FIB bytes per prefix beyond the prefix's encoded name bytes.
     pub bytes_per_prefix: f64,
@@ -127,13 +133,16 @@ pub struct FibReport {
     /// Building the FIB, one `add_nexthop` per prefix, from empty or (`presized`)
     /// into a FIB sized for the prefix count.
     pub build_secs: f64,
+    /// Whether the FIB was built sized for its prefix count (`--presize`).
     pub presized: bool,
+    /// Prefixes inserted per second while building (prefixes over `build_secs`).
     pub build_inserts_per_sec: f64,
     /// Expansions done while building.
     pub expansions: Option<u64>,
     /// Updates workload: new prefixes inserted, then removed, on the FIB alone;
     /// median over the rounds, each starting from a freshly rebuilt FIB.
     pub inserts_per_sec: Option<f64>,
+    /// Updates workload: the same prefixes removed per second, median over the rounds.
     pub removals_per_sec: Option<f64>,
     /// Same through [`FibWriter`] (each update applied to both copies), publishing
     /// every 1024 updates.
@@ -141,8 +150,9 @@ pub struct FibReport {
     /// A reader thread's lookups/s with no writer active (to compare with
     /// `lookups_per_sec`, measured while the writer streams updates).
     pub idle_lookups_per_sec: Option<f64>,
-    /// The process's resident memory when the line was printed, and its peak.
+    /// The process's resident memory when the line was printed (VmRSS), in bytes.
     pub rss_bytes: u64,
+    /// The process's peak resident memory so far (VmHWM), in bytes; 0 where /proc is absent.
     pub peak_rss_bytes: u64,
 }
 

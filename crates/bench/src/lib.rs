@@ -2,6 +2,8 @@
 //! any benchmark can share, and `trajan bench engine`, which drives the daemon's own
 //! forwarding engine from pre-encoded packets in memory.
 
+#![warn(missing_docs)]
+
 pub mod alloc;
 pub mod engine;
 pub mod fib;
@@ -10,6 +12,7 @@ pub mod workload;
 /// `trajan bench ...`: the benchmark programs.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
+    /// Which benchmark to run, with its options.
     #[command(subcommand)]
     pub command: BenchCommand,
 }

@@ -64,11 +64,21 @@ pub struct ClientArgs {
 #[derive(Debug, Clone)]
 pub enum Packet {
     /// An Interest for a prefix this client registered, with the PitToken to echo.
-    Interest { interest: Interest, pit_token: Option<Bytes> },
+    Interest {
+        /// The Interest as received.
+        interest: Interest,
+        /// The PitToken the forwarder attached (NDNLPv2), which the answering Data must carry back.
+        pit_token: Option<Bytes>,
+    },
     /// A Data packet, answering one of this client's Interests (or arriving late).
     Data(Data),
     /// The forwarder refused one of this client's Interests.
-    Nack { reason: NackReason, interest: Interest },
+    Nack {
+        /// Why the forwarder refused it.
+        reason: NackReason,
+        /// The refused Interest, as the Nack carried it back.
+        interest: Interest,
+    },
 }
 
 /// The outcome of one expressed Interest.

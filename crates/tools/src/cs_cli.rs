@@ -16,6 +16,7 @@ pub struct CsArgs {
     /// What to do with the content store.
     #[command(subcommand)]
     pub command: CsCommand,
+    /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
 }
@@ -23,7 +24,9 @@ pub struct CsArgs {
 /// A switch given as `on` or `off`, as `nfdc cs config` takes them.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Switch {
+    /// Turn it on (the default for both)
     On,
+    /// Turn it off; packets already cached stay
     Off,
 }
 

@@ -43,6 +43,7 @@ pub struct GetArgs {
     /// Retransmissions allowed per segment
     #[arg(long, default_value_t = 3)]
     pub retries: u32,
+    /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
 }

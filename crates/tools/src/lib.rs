@@ -6,6 +6,8 @@
 //! NFD, ndnd) over its Unix socket, TCP or UDP, so they double as interoperability
 //! probes.
 
+#![warn(missing_docs)]
+
 pub mod client;
 pub mod cs_cli;
 pub mod gen;

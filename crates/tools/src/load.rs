@@ -47,6 +47,7 @@ pub struct LoadArgs {
     /// InterestLifetime in milliseconds; an Interest unanswered by then counts as lost
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub lifetime: u64,
+    /// How to reach the forwarder (`--transport`, `--udp-ports`); the consumer and the producer each connect with it.
     #[command(flatten)]
     pub client: ClientArgs,
 }
@@ -54,9 +55,13 @@ pub struct LoadArgs {
 /// What a run measured.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Summary {
+    /// Interests expressed.
     pub sent: u64,
+    /// Interests answered by Data: the exchanges counted in the rate.
     pub received: u64,
+    /// Interests answered by a Nack.
     pub nacked: u64,
+    /// Interests unanswered within their lifetime (`--lifetime`).
     pub timed_out: u64,
     /// From the first Interest to the last answer or timeout.
     pub seconds: f64,

@@ -18,6 +18,7 @@ pub struct RouteArgs {
     /// What to do with routes.
     #[command(subcommand)]
     pub command: RouteCommand,
+    /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
 }
@@ -71,6 +72,7 @@ pub struct FaceArgs {
     /// What to do with faces.
     #[command(subcommand)]
     pub command: FaceCommand,
+    /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
 }
@@ -101,6 +103,7 @@ pub enum FaceCommand {
 /// Arguments of `trajan status`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StatusArgs {
+    /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
 }

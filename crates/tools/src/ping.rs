@@ -34,6 +34,7 @@ pub struct PingArgs {
     /// Answer pings under the prefix instead of sending them (like ndnpingserver)
     #[arg(long)]
     pub serve: bool,
+    /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
 }

@@ -47,6 +47,7 @@ pub struct PutArgs {
     /// Exit after this many seconds
     #[arg(long, value_name = "SECONDS")]
     pub exit_after_seconds: Option<u64>,
+    /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
 }

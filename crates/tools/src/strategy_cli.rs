@@ -19,6 +19,7 @@ pub struct StrategyArgs {
     /// What to do with strategy choices.
     #[command(subcommand)]
     pub command: StrategyCommand,
+    /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
 }

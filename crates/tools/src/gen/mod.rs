@@ -97,9 +97,11 @@ pub struct GenArgs {
 /// The whole report.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// The consumer's counts; none when the run had no consumer port.
     pub consumer: Option<ConsumerStats>,
     /// min, p50, p99, max of the satisfied Interests' round trips, in ns.
     pub latency_ns: [u64; 4],
+    /// The producer's counts; none when the run had no producer port.
     pub producer: Option<ProducerStats>,
     /// Packets the ports could not send.
     pub send_drops: u64,

@@ -39,7 +39,9 @@ pub trait GenPort {
 /// own encapsulation instead of `--encap`'s).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PortSpec {
+    /// `udp://HOST:PORT`: a forwarder's UDP face, as HOST:PORT.
     Udp(String),
+    /// `dpdk:NAME[@ENCAP]`: the ethdev's name, and its own encapsulation if given (else `--encap`'s).
     Dpdk(String, Option<Encap>),
 }
 

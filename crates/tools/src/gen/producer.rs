@@ -11,7 +11,9 @@ use super::ports::GenPort;
 /// What the producer did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProducerStats {
+    /// Interests received, under the prefix or not.
     pub interests: u64,
+    /// Data sent in reply.
     pub data: u64,
     /// Packets that were not Interests under the prefix.
     pub ignored: u64,
@@ -22,6 +24,7 @@ pub struct Producer {
     prefix: Name,
     content: Vec<u8>,
     rx: Vec<Bytes>,
+    /// Counts so far, for the report.
     pub stats: ProducerStats,
 }
 
