@@ -10,8 +10,8 @@ the 60 executed instructions before it (in address order), with how often it
 ran per exchange (from a callgrind profile). A row is a place to look, not a verdict.
 
 usage:
-  valgrind --tool=callgrind --dump-instr=yes --compress-strings=no --compress-pos=no \\
-      --callgrind-out-file=cg.out target/release/trajan bench engine --workload worst \\
+  valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=cg.out \\
+      target/release/trajan bench engine --workload worst \\
       --fib-prefixes 1K --warmup 0 --pool 200K --rounds 1000 --json
   scripts/copy_stalls.py cg.out target/release/trajan 64000 [FUNCTION...]
 
@@ -26,36 +26,22 @@ import signal
 import subprocess
 import sys
 
+import callgrind_costs
+
 WINDOW = 60
 CRATES = ("trajan_engine::", "trajan_tables::", "trajan_wire::")
 STORE_WIDTH = {"b": 1, "w": 2, "l": 4, "q": 8}
 REG_WIDTH = [(r"%(r\d+b|[a-d]l|sil|dil|bpl)$", 1), (r"%(r\d+w|[a-d]x|si|di|bp)$", 2), (r"%(r\d+d|e[a-z]{2})$", 4)]
 
 
-def functions(profile):
-    """The functions of the engine, table and wire crates the profile names."""
-    names = (line[3:].strip() for line in open(profile) if line.startswith("fn="))
-    return sorted({n for n in names if n.startswith(CRATES)})
-
-
-def costs(profile, function):
-    """Instructions executed at each address of `function` (its own, not its callees')."""
-    cost = collections.Counter()
-    inside = after_call = False
-    for line in open(profile):
-        if line.startswith("fn="):
-            inside = line[3:].strip() == function
-        elif line.startswith("calls="):
-            after_call = True
-        elif inside and line.startswith("0x"):
-            fields = line.split()
-            if after_call:
-                after_call = False
-            elif len(fields) > 2:
-                cost[int(fields[0], 16)] += int(fields[2])
-        elif line[:1].isdigit() or line[:1] in "+-":
-            after_call = False
-    return cost
+def function_costs(profile):
+    """Instructions executed at each address (a function's own, not its callees'),
+    by function, for the functions of the engine, table and wire crates."""
+    costs = collections.defaultdict(collections.Counter)
+    for (_, function, addr), n in callgrind_costs.self_costs(profile).items():
+        if function and function.startswith(CRATES):
+            costs[function][addr] += n
+    return costs
 
 
 def disassemble(binary, lo, hi):
@@ -86,8 +72,9 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     profile, binary, exchanges = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    for function in sys.argv[4:] or functions(profile):
-        cost = costs(profile, function)
+    by_function = function_costs(profile)
+    for function in sys.argv[4:] or sorted(by_function):
+        cost = by_function.get(function)
         if not cost:
             print(f"{function}: not in the profile")
             continue

@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 
+import callgrind_costs
+
 EXCHANGES_PER_ROUND = 64
 DEFAULT_BENCH = ["--workload", "worst", "--fib-prefixes", "1K", "--pool", "200K"]
 
@@ -44,35 +46,12 @@ def run_callgrind(binary, rounds, bench, out):
         sys.exit(f"callgrind run failed ({' '.join(cmd[-12:])}):\n{e.stderr.decode(errors='replace')[-2000:]}")
 
 
-def self_costs(path, object_name):
-    """Instructions executed at each address of `object_name`, calls' inclusive costs left out."""
+def object_costs(path, object_name):
+    """Instructions executed at each address of `object_name` (calls' inclusive costs left out)."""
     costs = collections.Counter()
-    objects, current, addr, skip_next = {}, None, 0, False
-    with open(path) as f:
-        for line in f:
-            if line.startswith(("ob=", "cob=")):
-                m = re.match(r"c?ob=\((\d+)\)(?: (.*))?", line.strip())
-                if m.group(2):
-                    objects[m.group(1)] = m.group(2)
-                if line.startswith("ob="):
-                    current = objects[m.group(1)]
-                continue
-            if line.startswith("calls="):
-                skip_next = True
-                continue
-            if not line or line[0] not in "0123456789+-*":
-                continue
-            parts = line.split()
-            tok = parts[0]
-            if tok.startswith(("+", "-")):
-                addr += int(tok, 0)
-            elif tok != "*":
-                addr = int(tok, 0)
-            if skip_next:
-                skip_next = False
-                continue
-            if len(parts) > 2 and current and os.path.basename(current) == object_name:
-                costs[addr] += int(parts[2])
+    for (obj, _, addr), n in callgrind_costs.self_costs(path).items():
+        if obj and os.path.basename(obj) == object_name:
+            costs[addr] += n
     return costs
 
 
@@ -112,7 +91,7 @@ def main():
         for r, out in zip((a_rounds, b_rounds), outs):
             run_callgrind(args.binary, r, bench, out)
         name = os.path.basename(args.binary)
-        a, b = (self_costs(o, name) for o in outs)
+        a, b = (object_costs(o, name) for o in outs)
     exchanges = (b_rounds - a_rounds) * EXCHANGES_PER_ROUND
     marginal = {k: (b[k] - a.get(k, 0)) / exchanges for k in b if b[k] > a.get(k, 0)}
     frames = inline_frames(args.binary, sorted(marginal))
