@@ -53,13 +53,22 @@ pub struct FaceTable {
     slots: Box<[Option<(FaceId, FaceMeta)>; SLOTS]>,
     /// Faces whose slot another face holds.
     overflow: HashMap<FaceId, FaceMeta, RandomState>,
+    /// The ids in `overflow`, by the slot each waits for: a removal hands its
+    /// slot to a waiting face without scanning the whole map (with thousands of
+    /// faces, a scan per removal made every face that closed cost milliseconds).
+    waiting: Box<[Vec<FaceId>; SLOTS]>,
     /// Faces in `slots`.
     slotted: usize,
 }
 
 impl Default for FaceTable {
     fn default() -> Self {
-        FaceTable { slots: Box::new(std::array::from_fn(|_| None)), overflow: HashMap::default(), slotted: 0 }
+        FaceTable {
+            slots: Box::new(std::array::from_fn(|_| None)),
+            overflow: HashMap::default(),
+            waiting: Box::new(std::array::from_fn(|_| Vec::new())),
+            slotted: 0,
+        }
     }
 }
 
@@ -71,27 +80,41 @@ fn slot_of(id: FaceId) -> usize {
 impl FaceTable {
     /// Adds or replaces a face.
     pub fn insert(&mut self, id: FaceId, meta: FaceMeta) {
-        match &mut self.slots[slot_of(id)] {
+        let s = slot_of(id);
+        match &mut self.slots[s] {
             Some((k, m)) if *k == id => *m = meta,
             Some(_) => {
-                self.overflow.insert(id, meta);
+                if self.overflow.insert(id, meta).is_none() {
+                    self.waiting[s].push(id);
+                }
             }
             slot @ None => {
-                self.overflow.remove(&id);
                 *slot = Some((id, meta));
                 self.slotted += 1;
             }
         }
     }
 
+    /// Takes `id` out of the overflow map; returns whether it was there.
+    fn remove_waiting(&mut self, id: FaceId) -> bool {
+        if self.overflow.remove(&id).is_none() {
+            return false;
+        }
+        let waiting = &mut self.waiting[slot_of(id)];
+        if let Some(i) = waiting.iter().position(|&w| w == id) {
+            waiting.swap_remove(i);
+        }
+        true
+    }
+
     /// Removes a face; returns whether it existed.
     pub fn remove(&mut self, id: FaceId) -> bool {
         let s = slot_of(id);
         if !matches!(&self.slots[s], Some((k, _)) if *k == id) {
-            return self.overflow.remove(&id).is_some();
+            return self.remove_waiting(id);
         }
-        // A face waiting for this slot takes it (a scan: faces come and go rarely).
-        let waiting = self.overflow.keys().copied().find(|&w| slot_of(w) == s);
+        // A face waiting for this slot takes it.
+        let waiting = self.waiting[s].pop();
         self.slots[s] = waiting.and_then(|w| self.overflow.remove(&w).map(|m| (w, m)));
         if self.slots[s].is_none() {
             self.slotted -= 1;
@@ -195,6 +218,16 @@ mod tests {
                 }
                 prop_assert_eq!(t.len(), model.len());
                 prop_assert_eq!(t.is_empty(), model.is_empty());
+                // Each waiting face is listed once, under its own slot, and a
+                // slot has waiters only while another face holds it.
+                for (s, waiting) in t.waiting.iter().enumerate() {
+                    prop_assert!(waiting.is_empty() || t.slots[s].is_some());
+                    for w in waiting {
+                        prop_assert_eq!(slot_of(*w), s);
+                        prop_assert!(t.overflow.contains_key(w));
+                    }
+                }
+                prop_assert_eq!(t.waiting.iter().map(Vec::len).sum::<usize>(), t.overflow.len());
                 for i in (0..3 * SLOTS as u32 + 8).chain([FaceId::MAX]) {
                     prop_assert_eq!(t.get(i).map(|m| m.counters.malformed), model.get(&i).copied());
                 }

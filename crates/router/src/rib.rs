@@ -38,6 +38,10 @@ type RouteKey = (Name, FaceId, u64);
 /// The RIB.
 pub struct Rib {
     entries: HashMap<Name, Vec<(Route, Option<TimerId>)>>,
+    /// Routes per face: a face without routes (nearly every face a remote peer
+    /// opens, and anyone can open and close them at will) goes away without a
+    /// pass over every prefix.
+    routes_of: HashMap<FaceId, usize>,
     timers: TimerWheel<RouteKey>,
     fired: Vec<RouteKey>,
 }
@@ -45,7 +49,7 @@ pub struct Rib {
 impl Rib {
     /// An empty RIB.
     pub fn new(now_ms: u64) -> Self {
-        Rib { entries: HashMap::new(), timers: TimerWheel::new(now_ms), fired: Vec::new() }
+        Rib { entries: HashMap::new(), routes_of: HashMap::new(), timers: TimerWheel::new(now_ms), fired: Vec::new() }
     }
 
     /// Adds or updates the route (prefix, face, origin) and refreshes the FIB entry.
@@ -58,6 +62,7 @@ impl Rib {
             }
             *slot = (route, timer);
         } else {
+            *self.routes_of.entry(route.face).or_default() += 1;
             routes.push((route, timer));
         }
         self.sync(fib, prefix);
@@ -76,13 +81,27 @@ impl Rib {
             }
             !hit
         });
-        let removed = routes.len() != before;
+        let removed = before - routes.len();
+        self.forget(face, removed);
         self.sync(fib, prefix);
-        removed
+        removed > 0
+    }
+
+    /// Counts `n` routes through `face` gone.
+    fn forget(&mut self, face: FaceId, n: usize) {
+        if let Some(count) = self.routes_of.get_mut(&face) {
+            *count -= n;
+            if *count == 0 {
+                self.routes_of.remove(&face);
+            }
+        }
     }
 
     /// Removes every route through a face that went away.
     pub fn remove_face(&mut self, fib: &mut Fib, face: FaceId) {
+        if self.routes_of.remove(&face).is_none() {
+            return;
+        }
         let prefixes: Vec<Name> =
             self.entries.iter().filter(|(_, rs)| rs.iter().any(|(r, _)| r.face == face)).map(|(p, _)| p.clone()).collect();
         for p in prefixes {
@@ -108,7 +127,10 @@ impl Rib {
         self.timers.advance(now_ms, &mut fired);
         for (prefix, face, origin) in fired.drain(..) {
             if let Some(routes) = self.entries.get_mut(&prefix) {
+                let before = routes.len();
                 routes.retain(|(r, _)| !(r.face == face && r.origin == origin && r.expires_ms.is_some_and(|t| t <= now_ms)));
+                let removed = before - routes.len();
+                self.forget(face, removed);
             }
             self.sync(fib, &prefix);
             changed.push(prefix);
@@ -191,5 +213,32 @@ mod tests {
         assert!(fib.lpm(&p).is_some());
         assert_eq!(rib.expire(&mut fib, 150), vec![p.clone()]);
         assert!(fib.lpm(&p).is_none());
+    }
+
+    /// The per-face route counts follow every way a route comes and goes, so a
+    /// face that still has routes is never skipped when it goes away.
+    #[test]
+    fn routes_per_face_follow_every_change() {
+        let mut fib = Fib::new();
+        let mut rib = Rib::new(0);
+        let (a, b, c): (Name, Name, Name) = ("/a".parse().unwrap(), "/b".parse().unwrap(), "/c".parse().unwrap());
+        rib.register(&mut fib, &a, route(7, ORIGIN_APP, 1));
+        rib.register(&mut fib, &a, route(7, ORIGIN_APP, 2)); // an update, not a second route
+        rib.register(&mut fib, &a, route(7, ORIGIN_STATIC, 3));
+        rib.register(&mut fib, &b, Route { expires_ms: Some(100), ..route(7, ORIGIN_APP, 1) });
+        rib.register(&mut fib, &c, route(8, ORIGIN_APP, 1));
+        assert_eq!(rib.routes_of.get(&7), Some(&3));
+        assert!(rib.unregister(&mut fib, &a, 7, ORIGIN_STATIC));
+        assert!(!rib.unregister(&mut fib, &a, 7, ORIGIN_STATIC));
+        rib.expire(&mut fib, 150);
+        assert_eq!(rib.routes_of.get(&7), Some(&1));
+        // A face without routes changes nothing; one with routes loses them all.
+        rib.remove_face(&mut fib, 9);
+        assert!(fib.lpm(&a).is_some() && fib.lpm(&c).is_some());
+        rib.remove_face(&mut fib, 7);
+        assert!(fib.lpm(&a).is_none());
+        assert_eq!(rib.routes_of.get(&7), None);
+        assert!(rib.unregister(&mut fib, &c, 8, ORIGIN_APP));
+        assert!(rib.routes_of.is_empty());
     }
 }

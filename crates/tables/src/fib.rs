@@ -454,8 +454,14 @@ impl Fib {
     }
 
     /// Removes `face` from every entry (the face went away); returns how many
-    /// entries routed through it. A control-plane event, so a full pass is fine.
+    /// entries routed through it. A control-plane event, so a full pass over the
+    /// prefixes is fine when the face has routes; a face without any (a remote
+    /// peer's, which anyone can open and close at will) costs a pass over the
+    /// few next-hop sets only.
     pub fn remove_face(&mut self, face: FaceId) -> usize {
+        if !self.sets.any_through(face) {
+            return 0;
+        }
         let uses = |sets: &NexthopSets, id: SetId| sets.get(id).nexthops.iter().any(|nh| nh.face == face);
         let victims: Vec<PrefixRef> = self.table.iter().filter(|e| uses(&self.sets, e.set)).map(|e| e.prefix).collect();
         let mut key = Vec::new();

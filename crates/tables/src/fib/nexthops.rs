@@ -10,6 +10,7 @@ use foldhash::fast::FixedState;
 use hashbrown::HashTable;
 
 use super::FibEntry;
+use crate::FaceId;
 
 /// Index of an interned next-hop set.
 pub(crate) type SetId = u32;
@@ -72,6 +73,13 @@ impl NexthopSets {
         &self.slots[id as usize].entry
     }
 
+    /// Whether any referenced set has a next hop through `face`: a face with no
+    /// route (nearly every face a remote peer opens) is forgotten without a
+    /// pass over the prefixes. Sets are few (one per distinct next-hop list).
+    pub fn any_through(&self, face: FaceId) -> bool {
+        self.slots.iter().any(|s| s.refs > 0 && s.entry.nexthops.iter().any(|nh| nh.face == face))
+    }
+
     /// Sets currently referenced.
     pub fn len(&self) -> usize {
         self.slots.len() - self.free.len()
@@ -109,5 +117,17 @@ mod tests {
         assert_eq!(d, a, "freed slot reused");
         assert_eq!(s.intern(entry(&[1, 2])), 2, "a released set is gone from the index");
         assert_eq!(s.get(c), &entry(&[3]));
+    }
+
+    #[test]
+    fn any_through_sees_only_referenced_sets() {
+        let mut s = NexthopSets::default();
+        let a = s.intern(entry(&[1, 2]));
+        s.intern(entry(&[3]));
+        assert!(s.any_through(2) && s.any_through(3));
+        assert!(!s.any_through(4));
+        s.release(a);
+        assert!(!s.any_through(1), "a released set routes nowhere");
+        assert!(s.any_through(3));
     }
 }
