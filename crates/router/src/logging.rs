@@ -2,6 +2,8 @@
 //! overrides the configured level. The level can change while the router runs
 //! (a configuration reload, [`set_level`]); the format is chosen once.
 
+use std::ffi::OsString;
+use std::io::IsTerminal;
 use std::sync::OnceLock;
 
 use tracing_subscriber::layer::SubscriberExt;
@@ -21,11 +23,21 @@ pub fn init(cfg: &LogConfig) {
     let registry = tracing_subscriber::registry().with(filter);
     let installed = match cfg.format {
         LogFormat::Json => registry.with(fmt::layer().json().with_writer(std::io::stderr)).try_init(),
-        LogFormat::Text => registry.with(fmt::layer().with_writer(std::io::stderr)).try_init(),
+        LogFormat::Text => {
+            let ansi = colours_wanted(std::io::stderr().is_terminal(), std::env::var_os("NO_COLOR"));
+            registry.with(fmt::layer().with_ansi(ansi).with_writer(std::io::stderr)).try_init()
+        }
     };
     if installed.is_ok() {
         let _ = FILTER.set(handle);
     }
+}
+
+/// Whether text logs carry colour codes: only on a terminal, and not when
+/// `NO_COLOR` is set to anything but the empty string (no-color.org). A log
+/// file or journald would otherwise keep the escape codes.
+fn colours_wanted(terminal: bool, no_color: Option<OsString>) -> bool {
+    terminal && no_color.map_or(true, |v| v.is_empty())
 }
 
 /// What [`set_level`] did.
@@ -49,5 +61,18 @@ pub fn set_level(level: &str) -> LevelChange {
     match FILTER.get() {
         Some(handle) if handle.reload(EnvFilter::new(level)).is_ok() => LevelChange::Applied,
         _ => LevelChange::NotInstalled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_only_on_a_terminal_without_no_color() {
+        assert!(colours_wanted(true, None));
+        assert!(colours_wanted(true, Some(OsString::new())), "an empty NO_COLOR is unset");
+        assert!(!colours_wanted(true, Some("1".into())));
+        assert!(!colours_wanted(false, None), "a file or a pipe gets plain text");
     }
 }
