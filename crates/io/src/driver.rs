@@ -1,10 +1,13 @@
 //! [`Io`]: the poll loop body that owns the listeners and faces.
 //!
 //! mio is edge-triggered, so a socket that still has data after its burst was read
-//! is remembered in a ready set and served on the next poll without waiting; that
+//! is remembered in a ready queue and served on a later poll without waiting; that
 //! is what bounds the work one peer can cause per poll without losing wake-ups.
+//! One poll also serves at most [`POLL_BURSTS`] bursts of packets in all, taking
+//! the queue in turn, so many busy peers together cannot make one poll's output
+//! (and the buffers that hold it) as large as they like, and none waits for ever.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::mem;
 use std::net::SocketAddr;
@@ -17,7 +20,7 @@ use bytes::Bytes;
 use mio::{Events, Interest, Poll, Registry, Token};
 use trajan_wire::tlv::frame_len;
 
-use crate::inbound::{classify, Inbound};
+use crate::inbound::{classify, is_network_packet, Inbound};
 use crate::listen::{self, SocketFile};
 use crate::reassembly::{Budget, Reassembler};
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
@@ -29,6 +32,14 @@ const WAKER: Token = Token(0);
 
 /// Longest gap between idle-face sweeps; `poll` returns at least this often.
 const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Most packets one [`Io::poll`] returns, in bursts ([`IoConfig::burst`]): 4 ×
+/// 64 by default. Each ready source still gives at most one burst per poll; this
+/// bounds them all together, so a thousand connections each holding a burst do
+/// not make one poll return 64,000 packets (and the caller's buffers grow to that
+/// and keep it). Sources left over are served first by the next poll, which
+/// does not wait while any are left, so the cost is a little latency, not input.
+const POLL_BURSTS: usize = 4;
 
 /// A permanent TCP face redials 1 s after its connection is lost or refused,
 /// doubling the wait after each failure in a row up to this.
@@ -129,6 +140,48 @@ impl std::fmt::Display for Close {
     }
 }
 
+/// Sources that may still have input (readable since they were last read dry),
+/// in the order they are to be served: a source served and still holding input
+/// goes to the back, so every one gets its turn however many there are. Each is
+/// in the queue at most once.
+#[derive(Default)]
+struct ReadyQueue {
+    order: VecDeque<Token>,
+    members: HashSet<Token>,
+}
+
+impl ReadyQueue {
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Queues `token` at the back unless it is already waiting (where it keeps
+    /// its place).
+    fn insert(&mut self, token: Token) {
+        if self.members.insert(token) {
+            self.order.push_back(token);
+        }
+    }
+
+    /// Takes `token` out (its source is gone or no longer read here).
+    fn remove(&mut self, token: Token) {
+        if self.members.remove(&token) {
+            self.order.retain(|&t| t != token);
+        }
+    }
+
+    /// The source whose turn it is.
+    fn pop(&mut self) -> Option<Token> {
+        let token = self.order.pop_front()?;
+        self.members.remove(&token);
+        Some(token)
+    }
+}
+
 /// What a token stands for: the waker, then the listeners in configuration order,
 /// then faces, whose tokens are their ids.
 enum Source {
@@ -163,8 +216,8 @@ pub struct Io {
     faces: HashMap<FaceId, Face>,
     udp_faces: HashMap<(usize, SocketAddr), FaceId>,
     next_id: FaceId,
-    /// Sources that may still have input after their last burst.
-    ready: HashSet<Token>,
+    /// Sources that may still have input after their last burst, in turn.
+    ready: ReadyQueue,
     /// Stream faces with queued packets that the next `flush` should write.
     dirty: Vec<FaceId>,
     /// FaceDown events found outside `poll` (a write failing in `flush`).
@@ -183,7 +236,6 @@ pub struct Io {
     queued: usize,
     // Scratch space kept between calls to avoid allocating per poll.
     readiness: Vec<(Token, bool, bool)>,
-    ready_now: HashSet<Token>,
     datagrams: Vec<Datagram>,
     frames: Vec<Bytes>,
 }
@@ -246,7 +298,7 @@ impl Io {
             faces: HashMap::new(),
             udp_faces: HashMap::new(),
             next_id: FIRST_FACE_ID,
-            ready: HashSet::new(),
+            ready: ReadyQueue::default(),
             dirty: Vec::new(),
             pending: Vec::new(),
             connecting: Vec::new(),
@@ -256,7 +308,6 @@ impl Io {
             reassembly: Budget::new(cfg.reassembly_bytes),
             queued: 0,
             readiness: Vec::new(),
-            ready_now: HashSet::new(),
             datagrams: Vec::new(),
             frames: Vec::new(),
             cfg,
@@ -289,7 +340,7 @@ impl Io {
             ch.worker_owned = true;
             let interest = if ch.blocked { ch.interest() | Interest::WRITABLE } else { ch.interest() };
             self.poll.registry().reregister(&mut ch.sock, Token(1 + i), interest).map_err(os("register a UDP socket"))?;
-            self.ready.remove(&Token(1 + i));
+            self.ready.remove(Token(1 + i));
         }
         Ok(ports)
     }
@@ -340,7 +391,10 @@ impl Io {
 
     /// Waits at most `timeout` (less if sources still hold input, or an idle sweep
     /// is due) and appends what happened to `events`. Each ready socket gives at
-    /// most `burst` packets per call; it may return with no events.
+    /// most `burst` packets per call, and all of them together at most 4 bursts
+    /// (`POLL_BURSTS`), so a crowd of busy peers cannot swell one call's output:
+    /// the ready sources are served in turn, those left over first on the next
+    /// call, so none is starved; it may return with no events.
     pub fn poll(&mut self, timeout: Option<Duration>, events: &mut Vec<IoEvent>) -> io::Result<()> {
         let busy = !self.ready.is_empty() || !self.pending.is_empty();
         events.append(&mut self.pending);
@@ -373,14 +427,24 @@ impl Io {
         readiness.clear();
         self.readiness = readiness;
 
-        let mut serving = mem::take(&mut self.ready_now);
-        mem::swap(&mut serving, &mut self.ready);
-        for token in serving.drain() {
+        // Only the sources queued now: one put back for more input, or added (an
+        // accepted connection), waits for the next call, so each source gives at
+        // most one burst per call. A source that gave no packet still counts as
+        // one, which bounds the sources served per call as well.
+        let burst = self.cfg.burst.max(1);
+        let cap = POLL_BURSTS * burst;
+        let mut packets = 0;
+        for _ in 0..self.ready.len() {
+            if packets + burst > cap {
+                break;
+            }
+            let Some(token) = self.ready.pop() else { break };
+            let before = events.len();
             if self.serve(token, now, events) {
                 self.ready.insert(token);
             }
+            packets += events[before..].iter().filter(|e| matches!(e, IoEvent::Packet { .. })).count().max(1);
         }
-        self.ready_now = serving;
 
         self.expire_connects(now, events);
         self.redial_due(now);
@@ -700,7 +764,7 @@ impl Io {
             face.failures += 1;
             let wait = redial_wait(face.failures);
             self.redials.push((id, now + wait));
-            self.ready.remove(&Token(id as usize));
+            self.ready.remove(Token(id as usize));
             tracing::info!(face = id, %reason, retry_in = ?wait, "permanent TCP face has no connection; redialing");
         } else {
             self.close_face(id, (!connecting).then_some(&mut *events));
@@ -806,8 +870,9 @@ impl Io {
         // The hash face's ports are one channel: its first port stands for all.
         let hash_port = self.hash.contains(&arrival).then(|| arrival - self.hash.start);
         let channel = if hash_port.is_some() { self.hash.start } else { arrival };
-        // One datagram must be exactly one TLV element.
-        let valid = d.data.filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())));
+        // One datagram must be exactly one TLV element, and one the engine takes:
+        // anything else neither makes a face nor keeps one alive (`last_rx`).
+        let valid = d.data.filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())) && is_network_packet(b));
         let (id, known) = match (self.udp_faces.get(&(channel, d.from)), &valid) {
             (Some(&id), _) => (id, true),
             (None, Some(_)) if self.at_face_limit() => {
@@ -937,7 +1002,7 @@ impl Io {
             Link::Stream(conn) => conn.deregister(self.poll.registry()),
             Link::Redial => {}
         }
-        self.ready.remove(&Token(id as usize));
+        self.ready.remove(Token(id as usize));
         if let Some(events) = events {
             events.push(IoEvent::FaceDown(id));
         }
@@ -1052,12 +1117,181 @@ fn tcp_face_info(peer: SocketAddr, local: SocketAddr, persistency: Persistency) 
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
+    use std::net::{TcpStream, UdpSocket};
+
+    use trajan_wire::lp::LpHeaders;
+    use trajan_wire::{Interest, LpPacket, Name};
+
+    use super::*;
+
     #[test]
     fn io_and_waker_can_move_to_their_threads() {
         fn movable<T: Send>() {}
         fn shareable<T: Send + Sync>() {}
         movable::<super::Io>();
         shareable::<super::Waker>();
+    }
+
+    /// Loopback only.
+    fn config() -> IoConfig {
+        IoConfig {
+            udp_listen: vec!["127.0.0.1:0".parse().unwrap()],
+            tcp_listen: vec!["127.0.0.1:0".parse().unwrap()],
+            unix_path: None,
+            ..IoConfig::default()
+        }
+    }
+
+    fn interest(name: &str) -> Bytes {
+        Interest::new(name.parse::<Name>().unwrap()).encode()
+    }
+
+    fn face_ups(events: &[IoEvent]) -> Vec<FaceId> {
+        events.iter().filter_map(|e| if let IoEvent::FaceUp(info) = e { Some(info.id) } else { None }).collect()
+    }
+
+    fn packets(events: &[IoEvent]) -> Vec<(FaceId, Bytes)> {
+        events.iter().filter_map(|e| if let IoEvent::Packet { face, pkt } = e { Some((*face, pkt.clone())) } else { None }).collect()
+    }
+
+    /// Polls until `done` holds (at most 500 polls of up to 20 ms).
+    fn poll_until(io: &mut Io, events: &mut Vec<IoEvent>, mut done: impl FnMut(&Io, &[IoEvent]) -> bool) {
+        for _ in 0..500 {
+            io.poll(Some(Duration::from_millis(20)), events).unwrap();
+            if done(io, events) {
+                return;
+            }
+        }
+        panic!("condition not reached; events so far: {events:?}");
+    }
+
+    fn udp_peer() -> UdpSocket {
+        UdpSocket::bind("127.0.0.1:0").unwrap()
+    }
+
+    #[test]
+    fn only_ndn_packets_make_a_udp_face() {
+        let mut io = Io::new(IoConfig { max_faces: 8, ..config() }).unwrap();
+        let (udp, tcp) = io.local_addrs();
+        let (udp, tcp) = (udp[0], tcp[0]);
+        // A whole TLV element each, but none an Interest, Data or LpPacket: more
+        // of them than the face limit, each from a port of its own.
+        let junk: [&[u8]; 4] = [&[0x01, 0x00], &[0x07, 0x00], &[0x15, 0x01, 0x00], &[0xfd, 0x03, 0x20, 0x00]];
+        let flood: Vec<UdpSocket> = (0..12).map(|_| udp_peer()).collect();
+        for (k, peer) in flood.iter().enumerate() {
+            peer.send_to(junk[k % junk.len()], udp).unwrap();
+        }
+        let mut events = Vec::new();
+        poll_until(&mut io, &mut events, |io, _| io.stats.unknown_peer_drops == 12);
+        assert!(face_ups(&events).is_empty(), "{events:?}");
+        assert!(io.faces.is_empty());
+        assert_eq!(io.stats.face_limit_drops, 0);
+
+        // A real Interest, an LpPacket and a TCP connection from new peers are
+        // all still admitted.
+        let asker = udp_peer();
+        let i = interest("/after/the/flood");
+        asker.send_to(&i, udp).unwrap();
+        let linked = udp_peer();
+        let lp = LpPacket::wrap(&interest("/linked"), &LpHeaders { pit_token: Some(Bytes::from_static(b"t")), ..Default::default() });
+        linked.send_to(&lp, udp).unwrap();
+        let _conn = TcpStream::connect(tcp).unwrap();
+        events.clear();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 3 && packets(ev).len() == 2);
+        let got: Vec<Bytes> = packets(&events).into_iter().map(|(_, p)| p).collect();
+        assert!(got.contains(&i) && got.contains(&lp), "{events:?}");
+        assert_eq!(io.stats.face_limit_drops, 0);
+        assert_eq!(io.stats.unknown_peer_drops, 12);
+    }
+
+    #[test]
+    fn non_ndn_datagrams_do_not_keep_a_udp_face_alive() {
+        let mut io = Io::new(config()).unwrap();
+        let udp = io.local_addrs().0[0];
+        let peer = udp_peer();
+        peer.send_to(&interest("/alive"), udp).unwrap();
+        let mut events = Vec::new();
+        poll_until(&mut io, &mut events, |_, ev| !packets(ev).is_empty());
+        let face = face_ups(&events)[0];
+        let last = |io: &Io| match io.faces[&face].link {
+            Link::Udp { last_rx, .. } => last_rx,
+            _ => unreachable!("a UDP face"),
+        };
+        let heard = last(&io);
+        std::thread::sleep(Duration::from_millis(5));
+        peer.send_to(&[0x01, 0x00], udp).unwrap();
+        events.clear();
+        poll_until(&mut io, &mut events, |io, _| io.faces[&face].counters.dropped_in == 1);
+        assert!(packets(&events).is_empty(), "{events:?}");
+        assert_eq!(last(&io), heard, "a non-NDN datagram renewed the face");
+        assert_eq!(io.faces[&face].counters.in_packets, 2);
+
+        // A worker on a port-by-hash port forwards only what `plain` passes, and
+        // its forwarding renews the face, so `plain` must refuse the same.
+        let datagram = |b: &[u8]| Datagram { from: peer.local_addr().unwrap(), data: Some(Bytes::copy_from_slice(b)), len: b.len() };
+        assert!(datagram(&[0x01, 0x00]).plain().is_none());
+        assert!(datagram(&interest("/x")).plain().is_some());
+    }
+
+    #[test]
+    fn one_poll_returns_a_bounded_number_of_packets_and_every_face_gets_its_turn() {
+        const FACES: usize = 12;
+        const EACH: usize = 5;
+        let burst = 2;
+        let cap = POLL_BURSTS * burst;
+        let mut io = Io::new(IoConfig { burst, ..config() }).unwrap();
+        let tcp = io.local_addrs().1[0];
+        let mut conns: Vec<TcpStream> = (0..FACES).map(|_| TcpStream::connect(tcp).unwrap()).collect();
+        let mut events = Vec::new();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == FACES);
+        // Drain the polls that serve the new faces, which have nothing yet.
+        for _ in 0..FACES {
+            io.poll(Some(Duration::ZERO), &mut events).unwrap();
+        }
+        assert!(packets(&events).is_empty());
+
+        // Every connection holds more than a burst before the next poll, so far
+        // more packets are ready than one poll may return.
+        let mut sent = Vec::new();
+        for (k, conn) in conns.iter_mut().enumerate() {
+            let pkts: Vec<Bytes> = (0..EACH).map(|n| interest(&format!("/c{k}/{n}"))).collect();
+            conn.write_all(&pkts.concat()).unwrap();
+            sent.push(pkts);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+
+        let mut got: Vec<(FaceId, Bytes)> = Vec::new();
+        let mut first_poll: HashMap<FaceId, usize> = HashMap::new();
+        let mut most = 0;
+        for round in 0..200 {
+            let mut events = Vec::new();
+            io.poll(Some(Duration::from_millis(20)), &mut events).unwrap();
+            let these = packets(&events);
+            assert!(these.len() <= cap, "one poll returned {} packets", these.len());
+            most = most.max(these.len());
+            for (face, _) in &these {
+                first_poll.entry(*face).or_insert(round);
+            }
+            got.extend(these);
+            if got.len() == FACES * EACH {
+                break;
+            }
+        }
+        assert_eq!(most, cap, "the limit was never reached, so the test shows nothing");
+        // Nothing lost or reordered: each face gives exactly what its peer sent.
+        let mut by_face: HashMap<FaceId, Vec<Bytes>> = HashMap::new();
+        for (face, pkt) in got {
+            by_face.entry(face).or_default().push(pkt);
+        }
+        let mut received: Vec<Vec<Bytes>> = by_face.into_values().collect();
+        received.sort_by(|a, b| a[0].cmp(&b[0]));
+        sent.sort_by(|a, b| a[0].cmp(&b[0]));
+        assert_eq!(received, sent);
+        // In turn: a poll serves at least cap / burst faces giving full bursts,
+        // so every face is first heard within ceil(FACES / (cap / burst)) polls.
+        let turns = FACES.div_ceil(cap / burst);
+        assert!(first_poll.values().all(|&round| round < turns), "first heard at polls {first_poll:?}");
     }
 }
 

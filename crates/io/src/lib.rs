@@ -157,7 +157,8 @@ pub struct FaceCounters {
 /// Shell-wide counters for what cannot be charged to a face.
 #[derive(Clone, Debug, Default)]
 pub struct IoStats {
-    /// Malformed datagrams from addresses with no face; no face is created for them.
+    /// Datagrams from addresses with no face that are not one whole Interest, Data
+    /// or LpPacket (malformed, or another TLV type); no face is created for them.
     pub unknown_peer_drops: u64,
     /// Stream faces closed because their byte stream was not valid TLV.
     pub corrupt_streams: u64,

@@ -13,7 +13,7 @@ use nix::sys::socket::{recvmmsg, sendmmsg, MsgFlags, MultiHeaders, SockaddrStora
 
 use trajan_wire::tlv::frame_len;
 
-use crate::inbound::is_fragment;
+use crate::inbound::{is_fragment, is_network_packet};
 use crate::send_queue::{SendQueue, Waiting};
 use crate::{FaceId, MAX_FRAME_SIZE};
 
@@ -34,12 +34,13 @@ pub struct Datagram {
 
 impl Datagram {
     /// The packet, when the I/O thread would pass it to the engine unchanged:
-    /// exactly one TLV element and not an NDNLPv2 fragment. Anything else —
-    /// oversized, malformed, a fragment to reassemble — is the I/O thread's to
-    /// count or reassemble ([`crate::Io::hash_datagram`]), so a worker that reads
-    /// its own port forwards only what this returns.
+    /// exactly one TLV element, an Interest, Data or LpPacket, and not an NDNLPv2
+    /// fragment. Anything else — oversized, malformed, another TLV type (which
+    /// must not count as the face's activity), a fragment to reassemble — is the
+    /// I/O thread's to count or reassemble ([`crate::Io::hash_datagram`]), so a
+    /// worker that reads its own port forwards only what this returns.
     pub fn plain(&self) -> Option<&Bytes> {
-        self.data.as_ref().filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())) && !is_fragment(b))
+        self.data.as_ref().filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())) && is_network_packet(b) && !is_fragment(b))
     }
 }
 
