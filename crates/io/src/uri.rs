@@ -1,7 +1,7 @@
 //! Face URIs in NFD's canonical form (`udp4://192.0.2.1:6363`, `tcp6://[::1]:6363`),
 //! because nfdc, NDNts and python-ndn print and send exactly these strings.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use crate::IoError;
 
@@ -46,8 +46,15 @@ pub(crate) fn parse(uri: &str) -> Result<(Scheme, SocketAddr), IoError> {
         addr
     } else {
         let host = rest.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(rest);
-        let ip = host.parse::<IpAddr>().map_err(|_| bad("host must be an IP address literal"))?;
-        SocketAddr::new(ip, NDN_PORT)
+        match host.parse::<IpAddr>() {
+            Ok(ip) => SocketAddr::new(ip, NDN_PORT),
+            // An address literal with a port that is not one (`:99999`, `:x`)
+            // is named for what is wrong with it.
+            Err(_) if rest.rsplit_once(':').is_some_and(|(h, _)| is_ip_literal(h)) => {
+                return Err(bad("port must be a number from 1 to 65535"))
+            }
+            Err(_) => return Err(bad("host must be an IP address literal")),
+        }
     };
     if addr.port() == 0 {
         return Err(bad("port 0 is not a remote endpoint"));
@@ -64,6 +71,15 @@ pub(crate) fn parse(uri: &str) -> Result<(Scheme, SocketAddr), IoError> {
         return Err(bad("address family does not match the scheme"));
     }
     Ok((scheme, addr))
+}
+
+/// An IPv4 address, or an IPv6 address in brackets, as a URI writes a host
+/// before its port.
+fn is_ip_literal(host: &str) -> bool {
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6.parse::<Ipv6Addr>().is_ok(),
+        None => host.parse::<Ipv4Addr>().is_ok(),
+    }
 }
 
 /// Formats an endpoint the way NFD does, e.g. `udp4://127.0.0.1:6363`.
@@ -100,6 +116,20 @@ mod tests {
         let not_one_peer = ["udp4://224.0.23.170:56363", "udp6://[ff02::1]:6363", "udp4://255.255.255.255:6363", "tcp4://0.0.0.0:6363", "tcp6://[::]:6363", "udp6://[::ffff:224.0.0.1]:6363"];
         for uri in unopenable.into_iter().chain(not_one_peer) {
             assert!(matches!(parse(uri), Err(IoError::BadUri { .. })), "{uri}");
+        }
+    }
+
+    #[test]
+    fn says_whether_the_host_or_the_port_is_wrong() {
+        let reason = |uri: &str| match parse(uri) {
+            Err(IoError::BadUri { reason, .. }) => reason,
+            other => panic!("{uri}: {other:?}"),
+        };
+        for uri in ["udp4://127.0.0.1:99999", "tcp4://127.0.0.1:x", "udp6://[::1]:65536", "udp4://127.0.0.1:"] {
+            assert_eq!(reason(uri), "port must be a number from 1 to 65535", "{uri}");
+        }
+        for uri in ["udp4://example.com:6363", "udp4://example.com", "udp4://1.2.3:6363", "udp6://[::1:6363"] {
+            assert_eq!(reason(uri), "host must be an IP address literal", "{uri}");
         }
     }
 

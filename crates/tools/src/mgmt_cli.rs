@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use anyhow::{bail, Context};
 use trajan_wire::mgmt::{
-    decode_list, ControlParameters, CsInfo, FaceStatus, FacePersistency, FibEntry, ForwarderStatus, Record, RibEntry,
+    decode_list, ControlParameters, CsInfo, FaceStatus, FacePersistency, FibEntry, ForwarderStatus, Record, RibEntry, Route,
     ORIGIN_STATIC, ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT,
 };
 use trajan_wire::Name;
@@ -209,6 +209,18 @@ pub fn run_route(args: RouteArgs) -> anyhow::Result<()> {
         RouteCommand::Remove { prefix, nexthop, origin } => {
             let name = parse_prefix(&prefix)?;
             let face_id = resolve_face(&mut client, &nexthop)?;
+            // The router answers rib/unregister with 200 whether or not the
+            // route was there (as NFD does): ask first, so a mistyped prefix,
+            // face or origin is an error rather than a "removed".
+            let entries: Vec<RibEntry> = decode_list(&client.dataset("rib", "list")?).context("decoding rib/list")?;
+            let routes: Vec<&Route> = entries.iter().filter(|e| e.name == name).flat_map(|e| &e.routes).collect();
+            if !routes.iter().any(|r| r.face_id == face_id && r.origin == origin) {
+                let have: Vec<String> = routes.iter().map(|r| format!("nexthop={} origin={}", r.face_id, r.origin)).collect();
+                if have.is_empty() {
+                    bail!("no route for {name} (`trajan route list` shows the routes)");
+                }
+                bail!("no route for {name} with nexthop={face_id} origin={origin}; it has: {}", have.join(", "));
+            }
             let p = ControlParameters { name: Some(name.clone()), face_id: Some(face_id), origin: Some(origin), ..Default::default() };
             client.command_ok("rib", "unregister", &p)?;
             println!("route-removed prefix={name} nexthop={face_id} origin={origin}");
@@ -280,6 +292,11 @@ pub fn run_face(args: FaceArgs) -> anyhow::Result<()> {
         }
         FaceCommand::Destroy { face } => {
             let face_id = resolve_face(&mut client, &face)?;
+            // faces/destroy of an unknown face is answered 200 (as NFD does);
+            // like nfdc, look the face up first so a wrong id is an error.
+            if !face_list(&mut client)?.iter().any(|f| f.face_id == face_id) {
+                bail!("no face {face_id} (`trajan face list` shows the faces)");
+            }
             client.command_ok("faces", "destroy", &ControlParameters { face_id: Some(face_id), ..Default::default() })?;
             println!("face-destroyed id={face_id}");
         }

@@ -114,11 +114,16 @@ fn routes_faces_and_status_via_management() {
     assert!(o.status.success(), "{}", text(&o));
     let o = r.tool(&["route", "list"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("/e2e/routed"), "{}", text(&o));
+    // Removing what is not there is an error, not a "route-removed".
+    let o = r.tool(&["route", "remove", "/e2e/routed", &peer_uri]);
+    assert!(!o.status.success() && text(&o).contains("no route for /e2e/routed"), "{}", text(&o));
 
     let o = r.tool(&["face", "destroy", &peer_uri]);
     assert!(o.status.success(), "{}", text(&o));
     let o = r.tool(&["face", "list"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains(&peer_uri), "{}", text(&o));
+    let o = r.tool(&["face", "destroy", "99999"]);
+    assert!(!o.status.success() && text(&o).contains("no face 99999"), "{}", text(&o));
 
     let o = r.tool(&["status"]);
     assert!(o.status.success(), "{}", text(&o));
