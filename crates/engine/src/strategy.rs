@@ -6,6 +6,8 @@
 
 use smallvec::SmallVec;
 use trajan_tables::{NextHop, PitEntry};
+use trajan_wire::tlv::read_nonneg;
+use trajan_wire::types::VERSION_COMPONENT;
 use trajan_wire::{Name, NackReason};
 
 use crate::FaceId;
@@ -50,14 +52,33 @@ impl StrategyKind {
         }
     }
 
-    /// Resolves a strategy name as given to `strategy-choice/set` (with or without a
-    /// version component).
+    /// The version [`StrategyKind::name`] ends with.
+    fn version(self) -> u64 {
+        match self {
+            StrategyKind::BestRoute => 5,
+            StrategyKind::Multicast => 4,
+            StrategyKind::Dynamic => 1,
+        }
+    }
+
+    /// Resolves a strategy name as given to `strategy-choice/set`, with or without
+    /// a version component. As in NFD, a version asks for that version or a later
+    /// one: up to this router's it is this router's, and a later one (or a
+    /// last component that is not a version) is a strategy it does not have.
     pub fn from_name(name: &Name) -> Option<Self> {
         let base: Name = "/localhost/nfd/strategy".parse().ok()?;
         if !base.is_prefix_of(name) || name.len() < base.len() + 1 || name.len() > base.len() + 2 {
             return None;
         }
-        std::str::from_utf8(name.get(base.len()).value).ok()?.parse().ok()
+        let kind: StrategyKind = std::str::from_utf8(name.get(base.len()).value).ok()?.parse().ok()?;
+        if name.len() == base.len() + 2 {
+            let v = name.get(base.len() + 1);
+            let asked = if v.typ == VERSION_COMPONENT { read_nonneg(v.value).ok()? } else { return None };
+            if asked > kind.version() {
+                return None;
+            }
+        }
+        Some(kind)
     }
 }
 
@@ -308,5 +329,18 @@ mod tests {
         }
         assert_eq!("asf".parse::<StrategyKind>(), Err("unknown strategy `asf` (best-route, multicast, dynamic)".to_owned()));
         assert_eq!(StrategyKind::from_name(&"/localhost/nfd/strategy".parse().unwrap()), None);
+    }
+
+    #[test]
+    fn a_version_asks_for_that_one_or_a_later_one() {
+        let named = |s: &str| StrategyKind::from_name(&s.parse().unwrap());
+        for k in StrategyKind::ALL {
+            assert!(k.name().ends_with(&format!("/v={}", k.version())), "{}", k.name());
+            let word = k.word();
+            assert_eq!(named(&format!("/localhost/nfd/strategy/{word}/v=0")), Some(k));
+            assert_eq!(named(&format!("/localhost/nfd/strategy/{word}/v={}", k.version() + 1)), None);
+            assert_eq!(named(&format!("/localhost/nfd/strategy/{word}/v=99")), None);
+            assert_eq!(named(&format!("/localhost/nfd/strategy/{word}/5")), None, "not a version component");
+        }
     }
 }

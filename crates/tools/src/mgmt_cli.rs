@@ -87,7 +87,9 @@ pub enum FaceCommand {
         /// persistent faces close on errors; permanent ones reconnect
         #[arg(long, default_value = "persistent", value_parser = ["persistent", "permanent"])]
         persistency: String,
-        /// MTU for UDP faces
+        /// MTU in bytes, for tools that send one (nfdc does). Trajan does not
+        /// fragment what it sends, so the router takes only a value at or above
+        /// its faces' own (9056) and refuses a smaller one
         #[arg(long)]
         mtu: Option<u64>,
     },
