@@ -38,7 +38,11 @@ use crate::slab::Slab;
 /// The most packets a store holds, whatever it is configured with: its index
 /// stores 30-bit slab indices for packets and for their (up to [`MAX_INDIRECT`])
 /// indirect entries, beside two bits of kind (see [`crate::pcct`]). 268 M packets is far
-/// beyond any memory this runs in.
+/// beyond any memory this runs in. Only a bound: a store's memory grows with
+/// the packets it holds, never with the capacity it is allowed, so setting
+/// this capacity costs nothing until packets come. Callers that take a
+/// capacity from a user (the configuration, `cs/config`) refuse one above it
+/// rather than let [`Cs::set_capacity`] lower it quietly.
 pub const MAX_CAPACITY: usize = 1 << 28;
 
 /// Indirect entries from Interests ([`Cs::insert_indirect`]) one cached packet
@@ -170,7 +174,9 @@ pub struct Cs {
 }
 
 impl Cs {
-    /// A store holding at most `capacity` packets (up to [`MAX_CAPACITY`]); 0 disables caching.
+    /// A store holding at most `capacity` packets (up to [`MAX_CAPACITY`]; a
+    /// larger one is taken as that); 0 disables caching. Nothing is allocated
+    /// for the capacity: the tables grow with the packets cached.
     pub fn new(capacity: usize) -> Self {
         Cs::with_hasher(capacity, NameHasher::new())
     }
@@ -183,7 +189,7 @@ impl Cs {
             direct: Slab::new(),
             indirect: Slab::new(),
             index: LineIndex::new(),
-            parents: ParentTable::new(capacity),
+            parents: ParentTable::new(),
             lru: List::default(),
             names,
             capacity,
@@ -386,6 +392,12 @@ impl Cs {
             None => {
                 let idx = self.direct.insert(entry(Links::default())).idx;
                 self.lru.push_front(&mut self.direct, idx);
+                // The parent table grows with the packets held (see
+                // `parents.rs`): a comparison per packet added, none once the
+                // store is full (the arm above), a doubling now and then.
+                if self.direct.len() > self.parents.room() {
+                    self.parents.grow(self.direct.len());
+                }
                 idx
             }
         };
@@ -539,19 +551,26 @@ impl Cs {
         doomed.len()
     }
 
-    /// Changes the capacity (up to [`MAX_CAPACITY`]), evicting least recently used packets down to it.
+    /// Changes the capacity (up to [`MAX_CAPACITY`]; a larger one is taken as
+    /// that), evicting least recently used packets down to it. Raising it
+    /// allocates nothing (the tables grow as packets come); lowering it below
+    /// the packets held also rebuilds the parent table for the packets kept,
+    /// so that its memory follows them down.
     pub fn set_capacity(&mut self, capacity: usize) {
         self.capacity = capacity.min(MAX_CAPACITY);
-        while self.direct.len() > self.capacity {
-            self.evict_lru();
+        if self.direct.len() > self.capacity {
+            while self.direct.len() > self.capacity {
+                self.evict_lru();
+            }
+            self.resize_parents();
         }
-        self.resize_parents();
     }
 
-    /// A parent table sized for the capacity, holding the parents of the packets
-    /// kept, registered oldest first so the newest under a prefix answers it.
+    /// A parent table sized for the packets held, holding the parents of the
+    /// packets kept, registered oldest first so the newest under a prefix answers it.
     fn resize_parents(&mut self) {
-        self.parents = ParentTable::new(self.capacity);
+        self.parents = ParentTable::new();
+        self.parents.grow(self.direct.len());
         let mut at = self.lru.tail();
         while let Some(idx) = at {
             let d = self.direct.at(idx);
@@ -892,6 +911,97 @@ mod tests {
         let mut cs = Cs::new(1);
         cs.set_capacity(usize::MAX);
         assert_eq!(cs.capacity(), MAX_CAPACITY);
+    }
+
+    /// The capacity is a bound, not an allocation: a store allowed the most
+    /// packets, from the start or raised to it, holds no parent table until
+    /// packets come, then one line for its first (a table built for the
+    /// capacity took 8 GiB, and aborted the router where that failed).
+    #[test]
+    fn the_largest_capacity_allocates_nothing_until_packets_come() {
+        let raised = || {
+            let mut cs = Cs::new(10);
+            cs.set_capacity(MAX_CAPACITY);
+            cs
+        };
+        let makers: [fn() -> Cs; 3] = [|| Cs::new(MAX_CAPACITY), || Cs::new(usize::MAX), raised];
+        for make in makers {
+            let mut cs = make();
+            assert_eq!((cs.capacity(), cs.parents.heap_bytes()), (MAX_CAPACITY, 0));
+            insert(&mut cs, "/a/1", None, &[], 0);
+            assert_eq!(cs.parents.heap_bytes(), 64, "one bucket for one packet");
+            cs.set_capacity(MAX_CAPACITY);
+            cs.set_capacity(MAX_CAPACITY / 2);
+            assert_eq!(cs.parents.heap_bytes(), 64, "a capacity above the packets held changes nothing");
+            assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/1"));
+        }
+    }
+
+    /// The parent table doubles as packets come; each doubling re-homes every
+    /// registration, so a parent answered before a growth is answered by the
+    /// same packet after it, and every cached packet is found by its name and
+    /// (its registration being the newest under its parent) through its parent.
+    #[test]
+    fn filling_past_each_growth_keeps_every_packet_and_parent() {
+        // Eight parents: no bucket of the table (eight ways) can overflow, so
+        // nothing may be forgotten.
+        const PARENTS: usize = 8;
+        const PACKETS: usize = 3000;
+        let mut cs = Cs::new(MAX_CAPACITY);
+        let parents = |cs: &mut Cs| (0..PARENTS).map(|p| get(cs, &format!("/p{p}"), true, false, 0)).collect::<Vec<_>>();
+        let mut growths = 0;
+        for i in 0..PACKETS {
+            let (room, before) = (cs.parents.room(), parents(&mut cs));
+            insert(&mut cs, &format!("/p{}/x{i}", i % PARENTS), None, &[], 0);
+            let newest = |p: usize| (p <= i).then(|| format!("/p{p}/x{}", i - (i - p) % PARENTS));
+            let now = parents(&mut cs);
+            assert_eq!(now, (0..PARENTS).map(newest).collect::<Vec<_>>(), "after /x{i}");
+            if cs.parents.room() != room {
+                growths += 1;
+                assert_eq!(cs.parents.room(), 2 * room.max(1), "a doubling, at packet {}", i + 1);
+                let moved = (0..PARENTS).filter(|&p| p != i % PARENTS && before[p].is_some());
+                assert!(moved.clone().all(|p| now[p] == before[p]), "growth at packet {} kept every parent", i + 1);
+                assert!((0..=i).all(|j| get(&mut cs, &format!("/p{}/x{j}", j % PARENTS), false, false, 0).is_some()), "every packet, growth at {}", i + 1);
+            }
+        }
+        assert_eq!(growths, 12, "1, 2, 4, … 2048 buckets for 3000 packets");
+        assert_eq!(cs.parents.heap_bytes(), 2048 * 64, "four ways per packet, rounded up to a power of two");
+        assert_eq!(cs.len(), PACKETS);
+
+        // One parent per packet: the table's own losses (about 0.1 % at most,
+        // see `parents.rs`), none from growing.
+        let mut cs = Cs::new(MAX_CAPACITY);
+        for i in 0..PACKETS {
+            insert(&mut cs, &format!("/q{i}/x"), None, &[], 0);
+        }
+        let answered = (0..PACKETS).filter(|i| get(&mut cs, &format!("/q{i}"), true, false, 0).is_some()).count();
+        assert!(answered >= PACKETS * 99 / 100, "{answered} of {PACKETS} parents answered");
+        assert!((0..PACKETS).all(|i| get(&mut cs, &format!("/q{i}/x"), false, false, 0).is_some()));
+    }
+
+    /// Lowering the capacity below the packets held evicts the least recently
+    /// used down to it and rebuilds the parent table for the packets kept,
+    /// which still answer for their parents; raising it again evicts nothing
+    /// and allocates nothing.
+    #[test]
+    fn shrinking_evicts_and_gives_back_the_parent_table() {
+        let mut cs = Cs::new(MAX_CAPACITY);
+        for i in 0..1000 {
+            insert(&mut cs, &format!("/p{i}/x"), None, &[], 0);
+        }
+        assert_eq!(cs.parents.heap_bytes(), 512 * 64);
+        cs.set_capacity(10);
+        assert_eq!((cs.len(), cs.capacity()), (10, 10));
+        assert_eq!(cs.parents.heap_bytes(), 8 * 64, "rebuilt for 10 packets");
+        for i in 0..1000 {
+            let kept = i >= 990;
+            assert_eq!(get(&mut cs, &format!("/p{i}/x"), false, false, 0).is_some(), kept, "/p{i}/x");
+            assert_eq!(get(&mut cs, &format!("/p{i}"), true, false, 0).is_some(), kept, "/p{i}");
+        }
+        cs.set_capacity(MAX_CAPACITY);
+        assert_eq!((cs.len(), cs.parents.heap_bytes()), (10, 8 * 64));
+        insert(&mut cs, "/new/x", None, &[], 0);
+        assert_eq!((cs.len(), get(&mut cs, "/new", true, false, 0).as_deref()), (11, Some("/new/x")));
     }
 
     #[test]
