@@ -526,12 +526,9 @@ impl Io {
     /// the port its name hashes to (the neighbour's worker owning it), and a
     /// datagram from any of the ports belongs to this face. 1 is an ordinary face.
     pub fn create_face_ports(&mut self, uri: &str, persistency: Persistency, ports: usize) -> Result<FaceInfo, IoError> {
-        let (scheme, addr) = uri::parse(uri)?;
-        let remote_uri = uri::format(scheme, addr);
         let ports = ports.max(1);
-        if ports > 1 && (scheme != Scheme::Udp || addr.port() as usize + ports - 1 > u16::MAX as usize) {
-            return Err(IoError::BadUri { uri: uri.to_owned(), reason: "port-by-hash needs a UDP face whose ports end by 65535" });
-        }
+        let (scheme, addr) = uri::parse_ports(uri, ports)?;
+        let remote_uri = uri::format(scheme, addr);
         let existing = match scheme {
             Scheme::Udp => {
                 let channel = self

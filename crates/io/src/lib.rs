@@ -40,7 +40,7 @@ use trajan_wire::MAX_PACKET_SIZE;
 pub use driver::{Io, Waker};
 pub use udp::{Datagram, WorkerPort};
 pub use error::IoError;
-pub use uri::NDN_PORT;
+pub use uri::{check_remote, NDN_PORT};
 
 /// Room for NDNLPv2 headers around a maximal network-layer packet (Sequence,
 /// fragmentation fields, a 32-byte PitToken, Nack, face ids, congestion mark add

@@ -73,6 +73,24 @@ pub(crate) fn parse(uri: &str) -> Result<(Scheme, SocketAddr), IoError> {
     Ok((scheme, addr))
 }
 
+/// Checks a remote URI as [`crate::Io::create_face_ports`] will, `ports` being its
+/// port-by-hash count (1 for an ordinary face), without opening anything: a
+/// configuration file is refused whole, before any of it is applied, when one
+/// of its faces could never be made.
+pub fn check_remote(uri: &str, ports: usize) -> Result<(), IoError> {
+    parse_ports(uri, ports).map(|_| ())
+}
+
+/// [`parse`], and a port-by-hash face's `ports` checked against its scheme and
+/// the port range.
+pub(crate) fn parse_ports(uri: &str, ports: usize) -> Result<(Scheme, SocketAddr), IoError> {
+    let (scheme, addr) = parse(uri)?;
+    if ports > 1 && (scheme != Scheme::Udp || addr.port() as usize + ports - 1 > u16::MAX as usize) {
+        return Err(IoError::BadUri { uri: uri.to_owned(), reason: "port-by-hash needs a UDP face whose ports end by 65535" });
+    }
+    Ok((scheme, addr))
+}
+
 /// An IPv4 address, or an IPv6 address in brackets, as a URI writes a host
 /// before its port.
 fn is_ip_literal(host: &str) -> bool {

@@ -274,19 +274,33 @@ impl Config {
         Ok(cfg)
     }
 
-    fn validate(&self, origin: &str) -> Result<(), ConfigError> {
+    /// Checks everything about the configuration that can be checked without
+    /// the running router, so that a file with an error is refused whole, with
+    /// one line naming the key, at start and on SIGHUP alike ([`Config::parse`]
+    /// and [`Config::load`] call it; call it again after changing a loaded
+    /// configuration, as command-line overrides do). Route face URIs go through
+    /// the I/O layer's own parser ([`trajan_io::check_remote`]), numbers through the
+    /// ranges documented in `config/default.toml`. What only applying can tell
+    /// still fails then, route by route: a UDP face without a listener of its
+    /// address family, a TCP neighbour that cannot be dialed (a permanent face,
+    /// redialed), a DPDK port that does not start, a CPU that is not online.
+    pub fn validate(&self, origin: &str) -> Result<(), ConfigError> {
         let invalid = |key: &str, message: String| ConfigError::Invalid { path: origin.to_owned(), key: key.to_owned(), message };
         for (i, r) in self.routes.iter().enumerate() {
             r.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("routes[{i}].prefix"), e.to_string()))?;
+            if r.udp_ports == 0 || (r.udp_ports > 1 && !r.face.starts_with("udp")) {
+                return Err(invalid(&format!("routes[{i}].udp_ports"), "must be 1, or more for a udp4:// or udp6:// face".to_owned()));
+            }
             if let Some(dev) = r.face.strip_prefix("dev://") {
                 if !self.dpdk.ports.iter().any(|p| p.name == dev) {
                     return Err(invalid(&format!("routes[{i}].face"), format!("`{}` names no port of dpdk.ports", r.face)));
                 }
             } else if !(r.face.starts_with("udp4://") || r.face.starts_with("tcp4://") || r.face.starts_with("udp6://") || r.face.starts_with("tcp6://")) {
                 return Err(invalid(&format!("routes[{i}].face"), format!("`{}` is not a udp4://, udp6://, tcp4://, tcp6:// or dev:// (DPDK port) face URI", r.face)));
-            }
-            if r.udp_ports == 0 || (r.udp_ports > 1 && !r.face.starts_with("udp")) {
-                return Err(invalid(&format!("routes[{i}].udp_ports"), "must be 1, or more for a udp4:// or udp6:// face".to_owned()));
+            } else if let Err(trajan_io::IoError::BadUri { reason, .. }) = trajan_io::check_remote(&r.face, r.udp_ports) {
+                // The port-by-hash range is the one reason that is about udp_ports.
+                let key = if r.udp_ports > 1 && reason.contains("port-by-hash") { "udp_ports" } else { "face" };
+                return Err(invalid(&format!("routes[{i}].{key}"), format!("`{}` (udp_ports = {}): {reason}", r.face, r.udp_ports)));
             }
         }
         for (i, s) in self.strategies.iter().enumerate() {
@@ -297,11 +311,21 @@ impl Config {
             p.encap.parse::<trajan_io::encap::Encap>().map_err(|e| invalid(&format!("dpdk.ports[{i}].encap"), e))?;
             parse_mac(&p.remote_mac).map_err(|e| invalid(&format!("dpdk.ports[{i}].remote_mac"), e))?;
         }
-        if self.workers.udp_ports.len() > 1 {
-            return Err(invalid("workers.udp_ports", format!("{} base addresses given; one face of per-worker ports is supported", self.workers.udp_ports.len())));
-        }
-        if !self.workers.cores.is_empty() && self.workers.count != 0 && self.workers.count != self.workers.cores.len() {
-            return Err(invalid("workers.cores", format!("{} cores listed for workers.count = {}", self.workers.cores.len(), self.workers.count)));
+        self.validate_workers(origin)?;
+        let ranges = [
+            // A queue or budget smaller than one packet drops every largest packet.
+            ("faces.udp_idle_timeout_s", self.faces.udp_idle_timeout_s, 1, u64::MAX),
+            ("faces.stream_queue_bytes", self.faces.stream_queue_bytes as u64, trajan_io::MAX_FRAME_SIZE as u64, u64::MAX),
+            ("faces.queue_bytes", self.faces.queue_bytes as u64, trajan_io::MAX_FRAME_SIZE as u64, u64::MAX),
+            ("faces.reassembly_bytes", self.faces.reassembly_bytes as u64, MIN_REASSEMBLY_BYTES as u64, u64::MAX),
+            // The tables take no more than their maximum and would quietly shrink a larger one.
+            ("tables.cs_capacity", self.tables.cs_capacity as u64, 0, trajan_tables::cs::MAX_CAPACITY as u64),
+            ("tables.pit_capacity", self.tables.pit_capacity as u64, 1, trajan_tables::pit::MAX_CAPACITY as u64),
+            ("tables.max_interest_lifetime_ms", self.tables.max_interest_lifetime_ms, 1, u64::MAX),
+            ("dpdk.queue_size", u64::from(self.dpdk.queue_size), 1, u64::from(u16::MAX)),
+        ];
+        for (key, value, min, max) in ranges {
+            check_range(value, min, max).map_err(|e| invalid(key, e))?;
         }
         self.tables
             .fib_variant
@@ -312,6 +336,66 @@ impl Config {
         }
         Ok(())
     }
+
+    /// `[workers]`: a count and a CPU list a machine can run (at most
+    /// [`max_workers`], no CPU twice: two workers pinned to one CPU only take
+    /// turns), and a port-by-hash base whose per-worker ports end by 65535.
+    fn validate_workers(&self, origin: &str) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid { path: origin.to_owned(), key: key.to_owned(), message };
+        let w = &self.workers;
+        let most = max_workers();
+        check_range(w.count as u64, 0, most as u64).map_err(|e| invalid("workers.count", format!("{e} (0: one per physical core)")))?;
+        if w.cores.len() > most {
+            return Err(invalid("workers.cores", format!("{} CPUs listed; at most {most} workers", w.cores.len())));
+        }
+        if let Some((i, cpu)) = w.cores.iter().enumerate().find(|(i, c)| w.cores[..*i].contains(c)) {
+            return Err(invalid("workers.cores", format!("CPU {cpu} is listed twice (entry {i}); each worker needs a CPU of its own")));
+        }
+        if !w.cores.is_empty() && w.count != 0 && w.count != w.cores.len() {
+            return Err(invalid("workers.cores", format!("{} cores listed for workers.count = {}", w.cores.len(), w.count)));
+        }
+        if w.udp_ports.len() > 1 {
+            return Err(invalid("workers.udp_ports", format!("{} base addresses given; one face of per-worker ports is supported", w.udp_ports.len())));
+        }
+        // With an automatic count the number of ports is known only on the machine.
+        let ports = if w.cores.is_empty() { w.count } else { w.cores.len() };
+        if let Some(base) = w.udp_ports.first().filter(|b| b.port() != 0 && ports > 0) {
+            if usize::from(base.port()) + ports - 1 > usize::from(u16::MAX) {
+                return Err(invalid("workers.udp_ports", format!("{ports} ports from {base} end past port 65535")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Fewest bytes `faces.reassembly_bytes` may be: what the largest packet costs
+/// while it is reassembled from the most fragments, so that a smaller budget
+/// does not drop every such packet.
+pub const MIN_REASSEMBLY_BYTES: usize = trajan_io::reassembly::MAX_HELD_PER_FACE / trajan_io::reassembly::MAX_PARTIAL_PACKETS;
+
+/// Fewest workers [`max_workers`] allows whatever the machine: a machine with
+/// fewer CPUs may still run this many, sharing CPUs (the daemon warns), as
+/// tests and trials on a laptop do; each worker holds a thread, two file
+/// descriptors and rings of its own, so far more fails at start on the
+/// descriptor limit (`Too many open files`) rather than forwarding.
+pub const MAX_WORKERS: usize = 256;
+
+/// The most workers (`workers.count`, `workers.cores`) a configuration may ask
+/// for here: [`MAX_WORKERS`], or one per CPU this process may run on where
+/// that is more.
+pub fn max_workers() -> usize {
+    MAX_WORKERS.max(std::thread::available_parallelism().map_or(0, |n| n.get()))
+}
+
+/// `value` if within `min..=max`, or the line saying it is not (the key is the caller's).
+fn check_range(value: u64, min: u64, max: u64) -> Result<(), String> {
+    if (min..=max).contains(&value) {
+        return Ok(());
+    }
+    Err(match max {
+        u64::MAX => format!("{value} is out of range: at least {min}"),
+        _ => format!("{value} is out of range: {min} to {max}"),
+    })
 }
 
 /// The same shape as [`Config`] with every section optional, to check a user's file
@@ -485,5 +569,89 @@ mod tests {
         assert_eq!(crate::daemon::strategy_kind(&c.strategies[0]), StrategyKind::Dynamic);
         let e = Config::parse("[[strategies]]\nprefix = \"/d\"\nstrategy = \"asf\"\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("strategies[0].strategy") && e.contains("best-route, multicast, dynamic"), "{e}");
+    }
+
+    /// The error `text` gets, which must name `key`.
+    fn rejected(text: &str, key: &str) -> String {
+        let e = Config::parse(text, "t.toml").expect_err(text).to_string();
+        assert!(e.starts_with(&format!("t.toml: {key}: ")), "{text} → {e}");
+        e
+    }
+
+    #[test]
+    fn a_route_face_uri_is_parsed_as_the_daemon_parses_it() {
+        let route = |face: &str, ports: usize| format!("[[routes]]\nprefix = \"/a\"\nface = \"{face}\"\nudp_ports = {ports}\n");
+        let e = rejected(&route("udp4://router-b.example:6363", 1), "routes[0].face");
+        assert!(e.contains("router-b.example") && e.contains("host must be an IP address literal"), "{e}");
+        let e = rejected(&route("tcp4://router-b.example:6363", 1), "routes[0].face");
+        assert!(e.contains("tcp4://router-b.example:6363") && e.contains("IP address literal"), "{e}");
+        for bad in ["udp4://224.0.23.170:6363", "tcp6://[::]:6363", "udp4://127.0.0.1:0", "udp6://127.0.0.1:6363", "udp4://127.0.0.1:70000"] {
+            rejected(&route(bad, 1), "routes[0].face");
+        }
+        let e = rejected(&route("udp4://127.0.0.1:65535", 4), "routes[0].udp_ports");
+        assert!(e.contains("65535"), "{e}");
+        // What parses is left to the daemon: no listener is needed to validate,
+        // and a TCP neighbour is not dialed.
+        for good in ["udp4://127.0.0.1:65535", "udp6://[::1]:6363", "tcp4://127.0.0.1:9", "tcp6://[::1]:9", "udp4://192.0.2.1"] {
+            Config::parse(&route(good, 1), "t").unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
+        Config::parse(&route("udp4://127.0.0.1:65532", 4), "t").unwrap();
+    }
+
+    #[test]
+    fn numbers_that_cannot_work_are_rejected_with_key_value_and_range() {
+        for (text, key, says) in [
+            ("[faces]\nudp_idle_timeout_s = 0\n", "faces.udp_idle_timeout_s", "0 is out of range: at least 1"),
+            ("[faces]\nstream_queue_bytes = 0\n", "faces.stream_queue_bytes", "0 is out of range: at least 9056"),
+            ("[faces]\nstream_queue_bytes = 9055\n", "faces.stream_queue_bytes", "9055 is out of range: at least 9056"),
+            ("[faces]\nqueue_bytes = 0\n", "faces.queue_bytes", "0 is out of range: at least 9056"),
+            ("[faces]\nreassembly_bytes = 0\n", "faces.reassembly_bytes", "0 is out of range: at least "),
+            ("[tables]\npit_capacity = 0\n", "tables.pit_capacity", "0 is out of range: 1 to 1073741823"),
+            ("[tables]\npit_capacity = 1073741824\n", "tables.pit_capacity", "1073741824 is out of range: 1 to 1073741823"),
+            ("[tables]\ncs_capacity = 268435457\n", "tables.cs_capacity", "268435457 is out of range: 0 to 268435456"),
+            ("[tables]\nmax_interest_lifetime_ms = 0\n", "tables.max_interest_lifetime_ms", "0 is out of range: at least 1"),
+            ("[dpdk]\nqueue_size = 0\n", "dpdk.queue_size", "0 is out of range: 1 to 65535"),
+            ("[workers]\ncount = 100000\n", "workers.count", "100000 is out of range: 0 to "),
+        ] {
+            let e = rejected(text, key);
+            assert!(e.contains(says), "{text} → {e}");
+        }
+        let e = rejected("[faces]\nreassembly_bytes = 1\n", "faces.reassembly_bytes");
+        assert!(e.ends_with(&format!("at least {MIN_REASSEMBLY_BYTES}")), "{e}");
+        // The smallest values that work, and the zeros that mean something.
+        let edges = format!(
+            "[faces]\nudp_idle_timeout_s = 1\nstream_queue_bytes = 9056\nqueue_bytes = 9056\nreassembly_bytes = {MIN_REASSEMBLY_BYTES}\nmax_faces = 0\n\
+             [tables]\ncs_capacity = 0\npit_capacity = 1\nmax_interest_lifetime_ms = 1\ndead_nonce_lifetime_ms = 0\n\
+             [dpdk]\nqueue_size = 1\nmbufs = 0\n[workers]\ncount = {MAX_WORKERS}\n"
+        );
+        Config::parse(&edges, "t").unwrap();
+    }
+
+    #[test]
+    fn workers_are_bounded_and_cores_are_not_shared() {
+        let e = rejected("[workers]\ncores = [0, 0]\n", "workers.cores");
+        assert!(e.contains("CPU 0 is listed twice"), "{e}");
+        rejected("[workers]\ncores = [3, 1, 2, 1]\n", "workers.cores");
+        let many: Vec<String> = (0..=max_workers()).map(|c| c.to_string()).collect();
+        let e = rejected(&format!("[workers]\ncores = [{}]\n", many.join(", ")), "workers.cores");
+        assert!(e.contains(&format!("at most {} workers", max_workers())), "{e}");
+        assert!(max_workers() >= MAX_WORKERS);
+        let e = rejected("[workers]\ncount = 4\nudp_ports = [\"127.0.0.1:65533\"]\n", "workers.udp_ports");
+        assert!(e.contains("4 ports from 127.0.0.1:65533"), "{e}");
+        // Port 0 (the kernel picks) and an automatic count are checked at start.
+        Config::parse("[workers]\ncount = 4\nudp_ports = [\"127.0.0.1:0\"]\n", "t").unwrap();
+        Config::parse("[workers]\nudp_ports = [\"127.0.0.1:65535\"]\n", "t").unwrap();
+        Config::parse("[workers]\ncount = 3\nudp_ports = [\"127.0.0.1:65533\"]\n", "t").unwrap();
+    }
+
+    /// Validation after overriding a loaded configuration, as `trajan run
+    /// --cores` does, sees the override.
+    #[test]
+    fn validate_checks_a_changed_configuration() {
+        let mut c = Config::default_config();
+        c.workers.cores = vec![0, 0];
+        c.workers.count = 2;
+        let e = c.validate("command line").unwrap_err().to_string();
+        assert!(e.starts_with("command line: workers.cores: "), "{e}");
     }
 }

@@ -5,7 +5,15 @@
 //! the log level —
 //! and what needs a restart (listeners, workers, DPDK, the PIT's size, the
 //! FIB's variant, the log format) is named in the log and keeps its running
-//! value until then. A file that does not load changes nothing.
+//! value until then. A file that does not load changes nothing, and loading
+//! checks all that can be checked before applying ([`Config::validate`]: route
+//! face URIs with the I/O layer's parser, numbers against their ranges), so a
+//! file with an error is refused whole. What only applying can tell fails
+//! route by route, the rest still applying: a face that cannot be made (a UDP
+//! face with no listener of its address family), reported in
+//! [`Reloaded::failed`] and tried again at the next reload.
+
+use std::collections::HashSet;
 
 use trajan_engine::StrategyKind;
 use trajan_wire::Name;
@@ -24,7 +32,8 @@ pub struct Reloaded {
     /// The keys the new file changes that take effect only at the next start.
     pub need_restart: Vec<&'static str>,
     /// Changes that could not be made (a static route whose face cannot be
-    /// made), each with the reason; the rest of the reload still applies.
+    /// made, which [`Config::validate`] cannot foresee), each with the reason;
+    /// the rest of the reload still applies.
     pub failed: Vec<String>,
 }
 
@@ -32,7 +41,10 @@ impl Daemon {
     /// Applies `new` where it differs from the configuration running, logs
     /// what it did, and returns it. Only what the file changes is applied: a
     /// CS capacity or strategy that management set since stays unless the
-    /// file changes that same setting.
+    /// file changes that same setting. `new` is a validated configuration
+    /// ([`Config::load`] validates), so what fails here can only fail when
+    /// applied. Static routes of `new` that the RIB lost since (their face was
+    /// destroyed) are made again.
     pub fn reload(&mut self, mut new: Config) -> Reloaded {
         let mut done = Reloaded::default();
         let old = self.config.clone();
@@ -153,9 +165,17 @@ impl Daemon {
 
     /// Unregisters the static routes the new configuration no longer lists
     /// (their faces stay, with whatever else routes through them) and
-    /// registers those it adds.
+    /// registers those it adds, and those it keeps that the RIB no longer
+    /// holds: a static route's face that was destroyed (`trajan face destroy`)
+    /// took the route with it, and a reload of the same file brings both back
+    /// (the face made again, permanent, as at start).
     fn reload_routes(&mut self, new: &Config, done: &mut Reloaded) {
+        let held = self.static_routes_held();
         let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.static_routes).into_iter().partition(|(r, _)| new.routes.contains(r));
+        let (kept, lost): (Vec<_>, Vec<_>) = kept.into_iter().partition(|(r, face)| {
+            let prefix: Name = r.prefix.parse().expect("registered once, so it parses");
+            held.contains(&(prefix, *face))
+        });
         for (r, face) in gone {
             let prefix: Name = r.prefix.parse().expect("registered once, so it parses");
             self.rib.unregister(&mut self.fwd.fib, &prefix, face, ORIGIN_STATIC);
@@ -167,11 +187,27 @@ impl Daemon {
         let added: Vec<_> = new.routes.iter().filter(|r| !kept.iter().any(|(k, _)| k == *r)).cloned().collect();
         self.static_routes = kept;
         for r in added {
+            let again = if lost.iter().any(|(l, _)| *l == r) { " (again: its route was gone)" } else { "" };
             match self.add_static_route(&r) {
-                Ok(()) => done.applied.push(format!("route + {} via {} cost {}", r.prefix, r.face, r.cost)),
+                Ok(()) => done.applied.push(format!("route + {} via {} cost {}{again}", r.prefix, r.face, r.cost)),
                 Err(e) => done.failed.push(format!("route {} via {}: {e}", r.prefix, r.face)),
             }
         }
+    }
+
+    /// The (prefix, face) of every static route in the RIB under a prefix of
+    /// `static_routes`, to tell which of those are still there (one pass over
+    /// the RIB, once per reload).
+    fn static_routes_held(&self) -> HashSet<(Name, u32)> {
+        let ours: HashSet<Name> = self.static_routes.iter().map(|(r, _)| r.prefix.parse().expect("registered once, so it parses")).collect();
+        if ours.is_empty() {
+            return HashSet::new();
+        }
+        self.rib
+            .iter()
+            .filter(|(prefix, _)| ours.contains(*prefix))
+            .flat_map(|(prefix, routes)| routes.filter(|r| r.origin == ORIGIN_STATIC).map(move |r| (prefix.clone(), r.face)))
+            .collect()
     }
 }
 
@@ -265,5 +301,69 @@ mod tests {
         assert_eq!(done.applied.len(), 1, "{done:?}");
         assert_eq!(d.fwd.pcct.cs.capacity(), 7);
         assert_eq!(d.fwd.strategies.get(&name("/mgmt")), Some(&StrategyKind::Multicast));
+    }
+
+    /// The reviewer's case: a file that drops a static route and a strategy,
+    /// changes the CS capacity and adds a route to a host name. Loading it
+    /// fails on the host name, naming the key, and the running router keeps
+    /// every route, strategy and CS setting it had.
+    #[test]
+    fn a_file_with_an_error_changes_nothing() {
+        let first = format!("{}{}{}", route("/static", "udp4://127.0.0.1:9"), route("/kept", "udp4://127.0.0.1:10"), strategy("/mc", "multicast"));
+        let mut d = Daemon::new(&config(&first)).unwrap();
+        let before = (hops(&d, "/static"), hops(&d, "/kept"), d.config.clone());
+        assert_eq!(before.0.len(), 1);
+        let bad = format!(
+            "[faces]\nunix_path = \"\"\nudp_listen = [\"127.0.0.1:0\"]\ntcp_listen = []\n[workers]\ncount = 1\n{}{}[tables]\ncs_capacity = 100\n",
+            route("/kept", "udp4://127.0.0.1:10"),
+            route("/new", "udp4://router-b.example:6363"),
+        );
+        let err = Config::parse(&bad, "trajan.toml").unwrap_err().to_string();
+        assert!(err.starts_with("trajan.toml: routes[1].face: ") && err.contains("IP address literal"), "{err}");
+        // As SIGHUP does it: the loop reloads once, then stops.
+        let (stop, hangup) = (std::sync::atomic::AtomicBool::new(false), std::sync::atomic::AtomicBool::new(true));
+        d.run_reloading(&stop, &hangup, || {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            Config::parse(&bad, "trajan.toml").map_err(|e| e.to_string())
+        })
+        .unwrap();
+        assert_eq!((hops(&d, "/static"), hops(&d, "/kept"), d.config.clone()), before);
+        assert!(hops(&d, "/new").is_empty());
+        assert_eq!(d.fwd.strategies.get(&name("/mc")), Some(&StrategyKind::Multicast));
+        assert_eq!(d.fwd.pcct.cs.capacity(), 65536);
+        // So does a port-by-hash face whose ports run past 65535.
+        let bad = format!("{}[[routes]]\nprefix = \"/h\"\nface = \"udp4://127.0.0.1:65535\"\nudp_ports = 4\n", route("/kept", "udp4://127.0.0.1:10"));
+        let err = Config::parse(&bad, "t").unwrap_err().to_string();
+        assert!(err.starts_with("t: routes[1].udp_ports: "), "{err}");
+    }
+
+    /// A static route whose face was destroyed (which takes its routes) comes
+    /// back at the next reload of the same file, on a new permanent face; one
+    /// management removed from the RIB comes back on its face.
+    #[test]
+    fn a_lost_static_route_comes_back_at_the_next_reload() {
+        let file = format!("{}{}", route("/s", "udp4://127.0.0.1:9"), route("/t", "udp4://127.0.0.1:13"));
+        let mut d = Daemon::new(&config(&file)).unwrap();
+        let face = hops(&d, "/s")[0];
+        // As `trajan face destroy <face>` does.
+        assert!(d.io.destroy_face(face));
+        d.face_down(face);
+        assert!(hops(&d, "/s").is_empty());
+        let done = d.reload(config(&file));
+        assert_eq!(done.applied, ["route + /s via udp4://127.0.0.1:9 cost 0 (again: its route was gone)"], "{done:?}");
+        assert!(done.failed.is_empty());
+        let again = hops(&d, "/s");
+        assert_eq!(again.len(), 1);
+        let info = d.io.face(again[0]).expect("a face of the I/O layer");
+        assert_eq!((info.remote_uri.as_str(), info.persistency), ("udp4://127.0.0.1:9", trajan_io::Persistency::Permanent));
+        assert_eq!(d.static_routes.len(), 2, "{:?}", d.static_routes);
+        assert_eq!(d.reload(config(&file)), Reloaded::default(), "and then the same file changes nothing");
+
+        // `trajan route remove /t <face> --origin 255`, the face staying.
+        let t = hops(&d, "/t")[0];
+        assert!(d.rib.unregister(&mut d.fwd.fib, &name("/t"), t, ORIGIN_STATIC));
+        let done = d.reload(config(&file));
+        assert_eq!(done.applied.len(), 1, "{done:?}");
+        assert_eq!(hops(&d, "/t"), [t], "the same face");
     }
 }

@@ -69,6 +69,8 @@ impl RunArgs {
             cfg.workers.count = self.cores.len();
             cfg.workers.cores = self.cores.clone();
         }
+        // The file was checked as it was read; the options change it again.
+        cfg.validate("the command line")?;
         Ok(cfg)
     }
 }
