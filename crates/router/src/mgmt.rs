@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use trajan_engine::{Forwarder, StrategyKind, INTERNAL_FACE};
-use trajan_io::{FaceInfo, FaceKind, Io, Persistency};
+use trajan_io::{FaceInfo, FaceKind, Io, Persistency, MAX_FRAME_SIZE};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::mgmt::{
@@ -227,20 +227,28 @@ impl Management {
 
     /// `faces/create` (the command named `name`): its answer, or `None` for a new
     /// TCP face whose connection is under way, answered by
-    /// [`Management::connect_settled`].
+    /// [`Management::connect_settled`]. An Mtu is taken only at or above the
+    /// face's own ([`MAX_FRAME_SIZE`]): Trajan does not fragment what it
+    /// sends, so it could not honour a smaller one, and says so.
     fn face_create(&mut self, p: ControlParameters, name: &Name, fwd: &mut Forwarder, io: &mut Io) -> Option<ControlResponse> {
         let Some(uri) = p.uri.clone() else { return Some(bad("Uri is required")) };
         let persistency = match p.face_persistency.map_or(Some(Persistency::Persistent), Persistency::from_code) {
             Some(Persistency::OnDemand) | None => return Some(bad("FacePersistency must be persistent or permanent")),
             Some(p) => p,
         };
-        let existed = io.faces().find(|f| f.remote_uri == uri).map(|f| f.id);
+        if let Some(mtu) = p.mtu.filter(|&m| m < MAX_FRAME_SIZE as u64) {
+            let why = format!("Mtu {mtu} is below {MAX_FRAME_SIZE}, the largest packet a face sends: this router does not fragment");
+            return Some(ControlResponse::error(406, why));
+        }
+        // The face is an existing one if its id was (the URI may be spelled
+        // another way than the face's canonical one, `udp://` or a trailing `/`).
+        let known: std::collections::HashSet<_> = io.faces().map(|f| f.id).collect();
         Some(match io.create_face(&uri, persistency) {
-            Ok(info) if existed.is_none() && io.is_connecting(info.id) => {
+            Ok(info) if !known.contains(&info.id) && io.is_connecting(info.id) => {
                 self.connecting.push(PendingCreate { face: info.id, name: name.clone(), uri: info.remote_uri });
                 return None;
             }
-            Ok(info) if existed.is_some() => {
+            Ok(info) if known.contains(&info.id) => {
                 ControlResponse { status_code: 409, status_text: "Face with remote URI already exists".into(), body: Some(add_created_face(&info, fwd)) }
             }
             Ok(info) => ControlResponse::ok(add_created_face(&info, fwd)),
@@ -434,7 +442,10 @@ fn fib_remove_nexthop(p: ControlParameters, ingress: u32, fwd: &mut Forwarder) -
 
 fn strategy_set(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
     let (Some(name), Some(strategy)) = (p.name.clone(), p.strategy.clone()) else { return bad("Name and Strategy are required") };
-    let Some(kind) = StrategyKind::from_name(&strategy.name) else { return ControlResponse::error(404, "Strategy not found") };
+    let Some(kind) = StrategyKind::from_name(&strategy.name) else {
+        let known: Vec<&str> = StrategyKind::ALL.iter().map(|k| k.name()).collect();
+        return ControlResponse::error(404, format!("Strategy not found (this router has {})", known.join(", ")));
+    };
     fwd.strategies.insert(&name, kind);
     // As NFD: the answer names the strategy chosen, version included.
     ControlResponse::ok(ControlParameters { name: Some(name), strategy: Some(strategy_of(kind)), ..Default::default() })
@@ -456,14 +467,20 @@ fn cs_flags(cs: &trajan_tables::Cs) -> u64 {
 
 /// `cs/config`: the capacity, and the admit and serve flags the Mask selects
 /// (NFD's semantics), checked before anything changes ([`flags_and_mask`]).
+/// A capacity above [`trajan_tables::cs::MAX_CAPACITY`] is refused with that
+/// bound, rather than quietly lowered to it.
 fn cs_config(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
     let (flags, mask) = match flags_and_mask(&p, CS_ENABLE_ADMIT | CS_ENABLE_SERVE, "CS_ENABLE_ADMIT (1) and CS_ENABLE_SERVE (2)") {
         Ok(fm) => fm,
         Err(why) => return bad(&why),
     };
+    const MAX: usize = trajan_tables::cs::MAX_CAPACITY;
+    if let Some(c) = p.capacity.filter(|&c| c > MAX as u64) {
+        return bad(&format!("Capacity {c} is above the most packets a content store holds, {MAX}"));
+    }
     let cs = &mut fwd.pcct.cs;
     if let Some(c) = p.capacity {
-        cs.set_capacity(c.min(usize::MAX as u64) as usize);
+        cs.set_capacity(c as usize);
     }
     if mask & CS_ENABLE_ADMIT != 0 {
         cs.set_admit(flags & CS_ENABLE_ADMIT != 0);
@@ -800,6 +817,15 @@ mod tests {
             assert_eq!(config(&mut r, Some(99), flags, mask).0, 400, "flags {flags:?} mask {mask:?}");
         }
         assert_eq!(info(&mut r), (10, 1), "a refused command changed nothing");
+        let most = trajan_tables::cs::MAX_CAPACITY as u64;
+        for absurd in [most + 1, 1_000_000_000, u64::MAX] {
+            assert_eq!(config(&mut r, Some(absurd), None, None).0, 400, "capacity {absurd} is refused");
+        }
+        assert_eq!(info(&mut r), (10, 1), "a refused capacity changed nothing");
+        // The bound itself is taken, and allocates nothing until packets come
+        // (a store built for it took 8 GiB, and aborted the router).
+        assert_eq!(config(&mut r, Some(most), None, None), (200, Some((Some(most), Some(1)))));
+        assert_eq!(config(&mut r, Some(10), None, None), (200, Some((Some(10), Some(1)))));
     }
 
     /// `faces/update` sets LocalFieldsEnabled on a local face only, raises a
@@ -835,6 +861,41 @@ mod tests {
         assert_eq!(r.io.face(info.id).unwrap().persistency, Persistency::Permanent);
         let p = ControlParameters { face_persistency: Some(Persistency::Permanent.code()), ..on(LOCAL) };
         assert_eq!(update(&mut r, p).0, 409, "a face the I/O layer does not hold keeps what it has");
+    }
+
+    /// `faces/create` of a face that exists, in any spelling of its URI, is
+    /// answered 409 with that face; an Mtu the router cannot honour is refused.
+    #[test]
+    fn face_create_knows_a_face_by_any_spelling_and_refuses_a_small_mtu() {
+        let mut r = Router::new();
+        r.io = Io::new(IoConfig { udp_listen: vec!["127.0.0.1:0".parse().unwrap()], tcp_listen: vec![], unix_path: None, ..IoConfig::default() }).unwrap();
+        let mut create = |uri: &str, mtu: Option<u64>| {
+            let p = ControlParameters { uri: Some(uri.into()), mtu, ..Default::default() };
+            let reply = r.ask(LOCAL, command_name(MgmtScope::Localhost, "faces", "create", &p));
+            let resp = ControlResponse::decode(&reply.content_bytes()).unwrap();
+            (resp.status_code, resp.body.and_then(|b| b.face_id), resp.status_text)
+        };
+        let (code, id, _) = create("udp4://127.0.0.1:17999", None);
+        assert_eq!(code, 200);
+        for other in ["udp4://127.0.0.1:17999", "udp://127.0.0.1:17999", "udp4://127.0.0.1:17999/"] {
+            let (code, again, _) = create(other, None);
+            assert_eq!((code, again), (409, id), "{other}");
+        }
+        let (code, _, text) = create("udp4://127.0.0.1:17998", Some(500));
+        assert_eq!(code, 406, "{text}");
+        assert!(text.contains("does not fragment"), "{text}");
+        assert_eq!(create("udp4://127.0.0.1:17998", Some(MAX_FRAME_SIZE as u64)).0, 200);
+    }
+
+    /// A strategy this router does not have is refused with the ones it has.
+    #[test]
+    fn an_unknown_strategy_is_answered_with_the_known_ones() {
+        let mut r = Router::new();
+        let p = ControlParameters { name: Some("/p".parse().unwrap()), strategy: Some(Strategy { name: "/localhost/nfd/strategy/best-route/v=99".parse().unwrap() }), ..Default::default() };
+        let reply = r.ask(LOCAL, command_name(MgmtScope::Localhost, "strategy-choice", "set", &p));
+        let resp = ControlResponse::decode(&reply.content_bytes()).unwrap();
+        assert_eq!(resp.status_code, 404);
+        assert!(resp.status_text.contains("/localhost/nfd/strategy/best-route/v=5"), "{}", resp.status_text);
     }
 
     /// A TCP `faces/create` is answered once its connection is made; one whose

@@ -136,6 +136,11 @@ fn face_list(client: &mut Client) -> anyhow::Result<Vec<FaceStatus>> {
 /// A face ID from a number or from the URI of a listed face.
 fn resolve_face(client: &mut Client, face: &str) -> anyhow::Result<u64> {
     if let Ok(id) = face.parse() {
+        // In a command, face 0 means the requester's own face: this tool's
+        // connection, gone when it exits (a route through it would vanish).
+        if id == 0 {
+            bail!("face 0 would be this tool's own connection, which closes when it exits: give a face id or URI from `trajan face list`");
+        }
         return Ok(id);
     }
     let want = canonical_uri(face);

@@ -114,6 +114,8 @@ fn routes_faces_and_status_via_management() {
     assert!(o.status.success(), "{}", text(&o));
     let o = r.tool(&["route", "list"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("/e2e/routed"), "{}", text(&o));
+    let o = r.tool(&["route", "add", "/e2e/mine", "0"]);
+    assert!(!o.status.success() && text(&o).contains("face 0 would be this tool's own connection"), "{}", text(&o));
     // Removing what is not there is an error, not a "route-removed".
     let o = r.tool(&["route", "remove", "/e2e/routed", &peer_uri]);
     assert!(!o.status.success() && text(&o).contains("no route for /e2e/routed"), "{}", text(&o));
