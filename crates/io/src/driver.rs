@@ -26,11 +26,12 @@ use crate::reassembly::{Budget, Reassembler};
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
 use crate::udp::{Datagram, Outgoing, SendResult, UdpChannel, WorkerPort};
 use crate::uri::{self, Scheme};
-use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, HashPorts, IoConfig, IoError, IoEvent, IoStats, Persistency, FIRST_FACE_ID, MAX_FRAME_SIZE, TCP_CONNECT_TIMEOUT};
+use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, HashPorts, IoConfig, IoError, IoEvent, IoStats, Persistency, FACE_QUEUE_RESERVE, FIRST_FACE_ID, MAX_FRAME_SIZE, TCP_CONNECT_TIMEOUT};
 
 const WAKER: Token = Token(0);
 
-/// Longest gap between idle-face sweeps; `poll` returns at least this often.
+/// Longest gap between sweeps for idle UDP faces and stalled stream faces;
+/// `poll` returns at least this often.
 const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Most packets one [`Io::poll`] returns, in bursts ([`IoConfig::burst`]): 4 ×
@@ -230,7 +231,8 @@ pub struct Io {
     stats: IoStats,
     /// What the faces' reassemblers hold, against [`IoConfig::reassembly_bytes`].
     reassembly: Budget,
-    /// Bytes queued for sending on every face, against [`IoConfig::queue_bytes`]:
+    /// Bytes queued for sending on every face, against [`IoConfig::queue_bytes`]
+    /// (which each face may exceed by its reserve, [`shared_bound_admits`]):
     /// added as `send` queues a packet, taken off as it is written, dropped, or
     /// its stream face closes.
     queued: usize,
@@ -450,17 +452,26 @@ impl Io {
         self.redial_due(now);
         if now >= self.next_sweep {
             self.expire_idle(now, events);
+            self.expire_stalled(now, events);
             self.next_sweep = now + sweep_interval(&self.cfg);
         }
         Ok(())
     }
 
     /// Queues `pkt` on `face`. Unknown faces, packets over [`MAX_FRAME_SIZE`] and
-    /// packets beyond the face's queue bound are dropped (the last two counted).
+    /// packets beyond the face's queue bound or the shared bound are dropped (the
+    /// last three counted). The shared bound ([`IoConfig::queue_bytes`]) does not
+    /// refuse a face that holds less than its reserve ([`FACE_QUEUE_RESERVE`]),
+    /// so faces whose peers stopped reading cannot starve the others.
     pub fn send(&mut self, face: FaceId, pkt: Bytes) {
         let Some(f) = self.faces.get_mut(&face) else { return };
         let limit = self.cfg.stream_queue_bytes;
-        if pkt.len() > MAX_FRAME_SIZE || self.queued + pkt.len() > self.cfg.queue_bytes {
+        let held = match &f.link {
+            Link::Udp { queued, .. } => *queued,
+            Link::Stream(conn) => conn.queued(),
+            Link::Redial => 0,
+        };
+        if pkt.len() > MAX_FRAME_SIZE || !shared_bound_admits(&self.cfg, self.queued, held, pkt.len()) {
             f.counters.dropped_out += 1;
             return;
         }
@@ -601,8 +612,9 @@ impl Io {
         &self.stats
     }
 
-    /// Bytes queued for sending on every face together, at most
-    /// [`IoConfig::queue_bytes`].
+    /// Bytes queued for sending on every face together: at most
+    /// [`IoConfig::queue_bytes`] plus, for each open face, its reserve
+    /// ([`FACE_QUEUE_RESERVE`] or [`IoConfig::stream_queue_bytes`], the smaller).
     pub fn queued_bytes(&self) -> usize {
         self.queued
     }
@@ -1029,6 +1041,39 @@ impl Io {
             self.close_face(id, Some(events));
         }
     }
+
+    /// Gives up stream faces whose peer took none of their queued output for
+    /// [`IoConfig::stall_timeout`] (counted in [`IoStats::stalled_streams`]): an
+    /// on-demand or persistent face closes with `FaceDown`, a permanent one this
+    /// side dialed redials, as after any other failure ([`Io::lose_stream`]).
+    /// Each gets one last write first, as if the socket had reported room: a
+    /// peer that read a little since (too little for the kernel to report the
+    /// socket writable) then shows progress and keeps its face.
+    fn expire_stalled(&mut self, now: Instant, events: &mut Vec<IoEvent>) {
+        let timeout = self.cfg.stall_timeout;
+        let stalled = |face: Option<&Face>| matches!(face.map(|f| &f.link), Some(Link::Stream(conn)) if conn.stalled(now, timeout));
+        let candidates: Vec<FaceId> = self.faces.values().filter(|f| stalled(Some(f))).map(|f| f.info.id).collect();
+        for id in candidates {
+            self.drive_stream(id, Drive::Writable, now, events);
+            if stalled(self.faces.get(&id)) {
+                self.stats.stalled_streams += 1;
+                tracing::debug!(face = id, "stream face stalled: its peer reads nothing");
+                self.lose_stream(id, format!("the peer read nothing for {:?}", timeout), now, events);
+            }
+        }
+    }
+}
+
+/// Whether the bound on bytes queued on all faces together lets a face holding
+/// `held` bytes queue `len` more while all faces hold `total`: within
+/// [`IoConfig::queue_bytes`], or within the face's reserve ([`FACE_QUEUE_RESERVE`],
+/// at most [`IoConfig::stream_queue_bytes`]) whatever the others hold. Since a
+/// face admitted by its reserve holds at most the reserve, every face holds at
+/// most the reserve beyond what it held when the total was last within the
+/// bound, so the total stays at most `queue_bytes` + open faces × reserve.
+fn shared_bound_admits(cfg: &IoConfig, total: usize, held: usize, len: usize) -> bool {
+    let reserve = FACE_QUEUE_RESERVE.min(cfg.stream_queue_bytes);
+    total.saturating_add(len) <= cfg.queue_bytes || held.saturating_add(len) <= reserve
 }
 
 /// The wait before redialing a permanent TCP face after `failures` failed
@@ -1037,10 +1082,10 @@ fn redial_wait(failures: u32) -> Duration {
     Duration::from_secs(1 << failures.saturating_sub(1).min(6)).min(MAX_REDIAL_WAIT)
 }
 
-/// How often idle UDP faces are looked for: often enough that a face outlives
-/// its timeout by a fraction of it at most.
+/// How often idle UDP faces and stalled stream faces are looked for: often
+/// enough that a face outlives its timeout by a fraction of it at most.
 fn sweep_interval(cfg: &IoConfig) -> Duration {
-    (cfg.udp_idle_timeout / 4).clamp(Duration::from_millis(10), MAX_SWEEP_INTERVAL)
+    (cfg.udp_idle_timeout.min(cfg.stall_timeout) / 4).clamp(Duration::from_millis(10), MAX_SWEEP_INTERVAL)
 }
 
 /// Hands one received link packet to the face's inbound path.
@@ -1077,7 +1122,7 @@ fn drive(
         conn.mark_writable();
     }
     if conn.can_write() {
-        let progress = conn.write();
+        let progress = conn.write(now);
         face.counters.out_packets += progress.packets;
         face.counters.out_bytes += progress.bytes;
         progress.result.map_err(Close::Failed)?;
@@ -1165,6 +1210,49 @@ mod tests {
 
     fn udp_peer() -> UdpSocket {
         UdpSocket::bind("127.0.0.1:0").unwrap()
+    }
+
+    #[test]
+    fn a_face_below_its_reserve_is_admitted_whatever_the_others_hold() {
+        let q = 1_000_000;
+        let cfg = IoConfig { stream_queue_bytes: 1 << 20, queue_bytes: q, ..config() };
+        let r = FACE_QUEUE_RESERVE;
+        assert!(shared_bound_admits(&cfg, 0, 0, 9000));
+        assert!(shared_bound_admits(&cfg, q - 9000, 500_000, 9000));
+        assert!(!shared_bound_admits(&cfg, q - 8999, 500_000, 9000));
+        assert!(shared_bound_admits(&cfg, 10 * q, 0, 9000));
+        assert!(shared_bound_admits(&cfg, 10 * q, r - 9000, 9000));
+        assert!(!shared_bound_admits(&cfg, 10 * q, r - 8999, 9000));
+        // The reserve is no more than the face's own bound.
+        let small = IoConfig { stream_queue_bytes: 20_000, queue_bytes: 0, ..config() };
+        assert!(shared_bound_admits(&small, usize::MAX, 11_000, 9000));
+        assert!(!shared_bound_admits(&small, usize::MAX, 11_001, 9000));
+    }
+
+    proptest::proptest! {
+        /// Whatever faces queue and write in whatever order, the bytes queued on
+        /// all of them stay within `queue_bytes` + faces × reserve, as
+        /// `IoConfig::queue_bytes` promises.
+        #[test]
+        fn queued_bytes_stay_within_the_shared_bound_plus_one_reserve_per_face(
+            ops in proptest::collection::vec((0usize..8, proptest::bool::ANY, 1usize..MAX_FRAME_SIZE), 0..400),
+            queue_bytes in 0usize..400_000,
+        ) {
+            let cfg = IoConfig { stream_queue_bytes: 200_000, queue_bytes, ..config() };
+            let mut held = [0usize; 8];
+            for (face, queue, len) in ops {
+                let total: usize = held.iter().sum();
+                if queue {
+                    if held[face] + len <= cfg.stream_queue_bytes && shared_bound_admits(&cfg, total, held[face], len) {
+                        held[face] += len;
+                    }
+                } else {
+                    held[face] -= held[face].min(len);
+                }
+                let total: usize = held.iter().sum();
+                proptest::prop_assert!(total <= queue_bytes + held.len() * FACE_QUEUE_RESERVE, "{total} queued: {held:?}");
+            }
+        }
     }
 
     #[test]

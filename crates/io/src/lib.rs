@@ -51,6 +51,15 @@ pub const LP_HEADROOM: usize = 256;
 /// larger is dropped; a stream announcing one is closed.
 pub const MAX_FRAME_SIZE: usize = MAX_PACKET_SIZE + LP_HEADROOM;
 
+/// Bytes a face may always queue for sending, however much the other faces hold
+/// against [`IoConfig::queue_bytes`] (capped at [`IoConfig::stream_queue_bytes`]):
+/// a face that reads its socket seldom holds any, and this keeps it carrying
+/// packets while peers that stop reading fill the shared bound. 64 KiB holds seven
+/// of the largest link packets, enough to ride out a full socket buffer briefly,
+/// and is small beside the kernel buffers each face already costs, so the shared
+/// bound grows by little per face (see [`IoConfig::queue_bytes`]).
+pub const FACE_QUEUE_RESERVE: usize = 64 << 10;
+
 /// Identifies a face for the engine and management. Ids below [`FIRST_FACE_ID`] are
 /// reserved as in NFD (1 is the engine's internal management face).
 pub type FaceId = u32;
@@ -165,6 +174,11 @@ pub struct IoStats {
     /// Datagrams from new UDP peers and TCP connections refused because the
     /// router held [`IoConfig::max_faces`] faces.
     pub face_limit_drops: u64,
+    /// Stream faces closed (or, when permanent, sent to redial) because their
+    /// peer took none of their queued output for [`IoConfig::stall_timeout`]:
+    /// a peer that stops reading would otherwise hold its queue, and its share
+    /// of [`IoConfig::queue_bytes`], for ever.
+    pub stalled_streams: u64,
 }
 
 /// What [`Io::poll`] reports.
@@ -274,8 +288,27 @@ pub struct IoConfig {
     pub stream_queue_bytes: usize,
     /// Bound on bytes queued for sending on all faces together: many peers that
     /// stop reading would otherwise each hold `stream_queue_bytes`. Packets
-    /// beyond it are dropped and counted on their face like a full queue.
+    /// beyond it are dropped and counted on their face like a full queue,
+    /// except that a face holding less than [`FACE_QUEUE_RESERVE`] (or
+    /// `stream_queue_bytes`, if smaller) may always queue up to that much: so
+    /// peers that hold much cannot starve a face that holds little, and the
+    /// bytes queued on all faces together stay at most `queue_bytes` + the
+    /// number of open faces × that reserve (256 MiB + 16,384 × 64 KiB = 1.25 GiB
+    /// with the defaults). Open faces are [`max_faces`](Self::max_faces) network
+    /// peers at most, plus local applications' and management's faces; a stream
+    /// face also costs kernel socket buffers larger than the reserve, and one
+    /// that stops reading is closed after [`stall_timeout`](Self::stall_timeout).
     pub queue_bytes: usize,
+    /// A stream face whose queued output the socket has taken none of for this
+    /// long (the peer reads nothing, and its receive window stays closed) is
+    /// closed and counted ([`IoStats::stalled_streams`]), with
+    /// [`IoEvent::FaceDown`]; a permanent face this side dialed redials instead,
+    /// as after any other failure. Without it a peer that never reads holds its
+    /// queue for ever, and enough of them hold [`queue_bytes`](Self::queue_bytes).
+    /// 30 s by default: several times the 4 s an Interest lives by default, so
+    /// what waits that long is of no use to anyone, and long enough that a
+    /// consumer pausing (a collector, a full disk, a saturated link) keeps its face.
+    pub stall_timeout: Duration,
     /// Most packets read from one ready socket per [`Io::poll`], so one busy peer
     /// cannot starve the others.
     pub burst: usize,
@@ -306,6 +339,7 @@ impl Default for IoConfig {
             udp_idle_timeout: Duration::from_secs(600),
             stream_queue_bytes: 1 << 20,
             queue_bytes: 256 << 20,
+            stall_timeout: Duration::from_secs(30),
             burst: 64,
             max_faces: 16_384,
             reassembly_bytes: 16 << 20,

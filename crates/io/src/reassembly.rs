@@ -18,7 +18,7 @@
 //! proportion to the bytes it sent. When the bytes allowed are spent, the oldest
 //! packet in progress on any face sharing the budget is given up for a newer one,
 //! so a flood of pieces that will never complete cannot keep fresh packets out.
-//! For that, the packets of all faces sharing a [`Budget`] live in one pool,
+//! For that, the packets of all faces sharing a `Budget` live in one pool,
 //! which the faces' reassemblers and the budget share.
 
 use std::collections::{BTreeMap, HashMap};
@@ -392,7 +392,7 @@ impl Reassembler {
     /// Data when there are none), `Ok(None)` while pieces are missing, or why the
     /// fragment was dropped. `room` is the most this face may hold with the new
     /// piece kept ([`held`](Self::held)). A piece that does not fit first gives up
-    /// older packets in progress — this face's, or under a [`Budget`] any face's,
+    /// older packets in progress — this face's, or under a `Budget` any face's,
     /// oldest first — and drops its own packet ([`FragError::NoRoom`]), freeing
     /// what it held, only when that is the oldest left.
     pub fn accept(&mut self, lp: LpPacket, now: Instant, room: usize) -> Result<Option<Bytes>, FragError> {

@@ -4,6 +4,7 @@
 
 use std::io::{self, IoSlice, Read};
 use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mio::{Interest, Registry, Token};
@@ -87,6 +88,11 @@ pub(crate) struct StreamConn {
     connecting: bool,
     /// The last write hit a full socket buffer; wait for writability.
     blocked: bool,
+    /// Since when queued output has waited with the socket taking none of it
+    /// (the last write progress, or the write that first found the socket full):
+    /// set by a write that leaves packets queued, cleared when the queue
+    /// empties. What [`stalled`](Self::stalled) measures.
+    waiting_since: Option<Instant>,
     registered: Interest,
 }
 
@@ -96,7 +102,7 @@ impl StreamConn {
     pub(crate) fn new(mut sock: StreamSocket, connecting: bool, registry: &Registry, token: Token) -> io::Result<Self> {
         let registered = if connecting { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
         registry.register(sock.source(), token, registered)?;
-        Ok(StreamConn { sock, rx: FrameBuffer::new(), tx: SendQueue::default(), tx_offset: 0, tx_bytes: 0, connecting, blocked: false, registered })
+        Ok(StreamConn { sock, rx: FrameBuffer::new(), tx: SendQueue::default(), tx_offset: 0, tx_bytes: 0, connecting, blocked: false, waiting_since: None, registered })
     }
 
     pub(crate) fn deregister(&mut self, registry: &Registry) {
@@ -164,9 +170,18 @@ impl StreamConn {
         !self.tx.is_empty() && !self.blocked && !self.connecting
     }
 
+    /// Whether queued output has waited `timeout` or longer at `now` without
+    /// the socket taking any of it: the peer reads nothing. An outgoing connect
+    /// still in progress is never stalled (its own deadline covers it).
+    pub(crate) fn stalled(&self, now: Instant, timeout: Duration) -> bool {
+        !self.connecting && self.waiting_since.is_some_and(|since| now.saturating_duration_since(since) >= timeout)
+    }
+
     /// Writes queued packets until the queue is empty or the socket is full.
-    /// MSG_NOSIGNAL keeps a vanished peer from raising SIGPIPE.
-    pub(crate) fn write(&mut self) -> WriteProgress {
+    /// MSG_NOSIGNAL keeps a vanished peer from raising SIGPIPE. `now` is when
+    /// the write happens, which restarts the stall clock if bytes were taken
+    /// (or starts it if the socket is full and none were).
+    pub(crate) fn write(&mut self, now: Instant) -> WriteProgress {
         let mut progress = WriteProgress { packets: 0, bytes: 0, result: Ok(false) };
         if self.connecting {
             return progress;
@@ -206,6 +221,11 @@ impl StreamConn {
                 self.tx.pop_front();
                 progress.packets += 1;
             }
+        }
+        if self.tx.is_empty() {
+            self.waiting_since = None;
+        } else if progress.bytes > 0 || self.waiting_since.is_none() {
+            self.waiting_since = Some(now);
         }
         progress
     }
