@@ -79,6 +79,10 @@ pub struct FacesConfig {
     pub unix_path: PathBuf,
     /// Seconds an on-demand UDP face may stay idle before it is closed (default 600).
     pub udp_idle_timeout_s: u64,
+    /// Seconds a stream face's peer may take none of its queued output before the
+    /// face is closed (default 30): a peer that stops reading would otherwise hold
+    /// its queue for ever.
+    pub stall_timeout_s: u64,
     /// Most bytes queued on one stream face; beyond it packets are dropped and counted (default 4 MiB).
     pub stream_queue_bytes: usize,
     /// Most bytes queued for sending on all faces together.
@@ -315,6 +319,7 @@ impl Config {
         let ranges = [
             // A queue or budget smaller than one packet drops every largest packet.
             ("faces.udp_idle_timeout_s", self.faces.udp_idle_timeout_s, 1, u64::MAX),
+            ("faces.stall_timeout_s", self.faces.stall_timeout_s, 1, u64::MAX),
             ("faces.stream_queue_bytes", self.faces.stream_queue_bytes as u64, trajan_io::MAX_FRAME_SIZE as u64, u64::MAX),
             ("faces.queue_bytes", self.faces.queue_bytes as u64, trajan_io::MAX_FRAME_SIZE as u64, u64::MAX),
             ("faces.reassembly_bytes", self.faces.reassembly_bytes as u64, MIN_REASSEMBLY_BYTES as u64, u64::MAX),
@@ -421,6 +426,7 @@ struct PartialFaces {
     tcp_listen: Option<Vec<SocketAddr>>,
     unix_path: Option<PathBuf>,
     udp_idle_timeout_s: Option<u64>,
+    stall_timeout_s: Option<u64>,
     stream_queue_bytes: Option<usize>,
     queue_bytes: Option<usize>,
     max_faces: Option<usize>,
@@ -602,6 +608,7 @@ mod tests {
     fn numbers_that_cannot_work_are_rejected_with_key_value_and_range() {
         for (text, key, says) in [
             ("[faces]\nudp_idle_timeout_s = 0\n", "faces.udp_idle_timeout_s", "0 is out of range: at least 1"),
+            ("[faces]\nstall_timeout_s = 0\n", "faces.stall_timeout_s", "0 is out of range: at least 1"),
             ("[faces]\nstream_queue_bytes = 0\n", "faces.stream_queue_bytes", "0 is out of range: at least 9056"),
             ("[faces]\nstream_queue_bytes = 9055\n", "faces.stream_queue_bytes", "9055 is out of range: at least 9056"),
             ("[faces]\nqueue_bytes = 0\n", "faces.queue_bytes", "0 is out of range: at least 9056"),

@@ -114,6 +114,7 @@ impl Daemon {
             tcp_listen: cfg.faces.tcp_listen.clone(),
             unix_path: (!cfg.faces.unix_path.as_os_str().is_empty()).then(|| cfg.faces.unix_path.clone()),
             udp_idle_timeout: Duration::from_secs(cfg.faces.udp_idle_timeout_s),
+            stall_timeout: Duration::from_secs(cfg.faces.stall_timeout_s),
             stream_queue_bytes: cfg.faces.stream_queue_bytes,
             queue_bytes: cfg.faces.queue_bytes,
             max_faces: cfg.faces.max_faces,

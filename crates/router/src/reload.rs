@@ -94,6 +94,7 @@ impl Daemon {
             "faces.tcp_listen" => faces.tcp_listen,
             "faces.unix_path" => faces.unix_path,
             "faces.udp_idle_timeout_s" => faces.udp_idle_timeout_s,
+            "faces.stall_timeout_s" => faces.stall_timeout_s,
             "faces.stream_queue_bytes" => faces.stream_queue_bytes,
             "faces.queue_bytes" => faces.queue_bytes,
             "faces.max_faces" => faces.max_faces,
