@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes trajan-wire's codecs, trajan-engine's forwarder and trajan-io's
-# dispatch key and inbound handling (fragment reassembly within a shared
-# budget) with cargo-fuzz (libFuzzer), one target at a time.
+# dispatch key, inbound handling (fragment reassembly within a shared
+# budget) and stream framing with cargo-fuzz (libFuzzer), one target at a time.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #

@@ -20,6 +20,14 @@
 //! bound each, the budget's count is what they hold, a packet that is not a
 //! fragment passes unchanged, a reassembled one is one element no larger than
 //! a face may carry, and once every piece has timed out nothing is held.
+//!
+//! `framing`: how a TCP or Unix stream face cuts the bytes a peer sends into
+//! packets. The first input byte seeds the sizes of the reads (1 byte to 4 KiB
+//! each, as a peer's writes may arrive); the rest is the stream. Whatever the
+//! bytes and however they are split, the frames are those of the whole stream
+//! read at once, each one whole element no larger than a face may carry, in the
+//! stream's order, and a stream that can never be resynchronised is reported
+//! at the same frame.
 
 use std::time::{Duration, Instant};
 
@@ -29,14 +37,17 @@ use trajan_wire::tlv::frame_len;
 use trajan_wire::types::IMPLICIT_SHA256_DIGEST;
 use trajan_wire::{Data, Interest, LpPacket, Name};
 
+use trajan_wire::WireError;
+
 use crate::dispatch_key::{name_keys, DISPATCH_COMPONENTS};
+use crate::framing::FrameBuffer;
 use crate::inbound::{classify, is_fragment, Inbound};
 use crate::reassembly::{Budget, Reassembler, MAX_HELD_PER_FACE, REASSEMBLY_TIMEOUT};
 use crate::MAX_FRAME_SIZE;
 
 /// Every fuzz target of this crate by name (the name of its
 /// `fuzz/fuzz_targets/*.rs` file and its `fuzz/corpus/*` folder), with its check.
-pub const TARGETS: &[(&str, Check)] = &[("dispatch_key", dispatch_key), ("inbound", inbound)];
+pub const TARGETS: &[(&str, Check)] = &[("dispatch_key", dispatch_key), ("inbound", inbound), ("framing", framing)];
 
 /// The `inbound` budget: small, so that an input of a few kilobytes (the
 /// fuzzer's) makes the faces compete for it.
@@ -110,4 +121,49 @@ pub fn inbound(bytes: &[u8]) {
         budget.with(r, |r, _| r.expire(now + REASSEMBLY_TIMEOUT));
     }
     assert_eq!(budget.held(), 0, "pieces outlived their timeout");
+}
+
+/// A stream face's framing under any split of any bytes (see the module documentation).
+pub fn framing(bytes: &[u8]) {
+    let Some((&seed, stream)) = bytes.split_first() else { return };
+    let whole = frames_of(stream, std::iter::repeat(usize::MAX));
+    // Read sizes from a xorshift of the seed: 1 byte to 4 KiB each.
+    let mut x = u32::from(seed) | 0x100;
+    let sizes = std::iter::repeat_with(move || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        ((x as usize % 4096) >> (x % 12)).max(1)
+    });
+    let split = frames_of(stream, sizes);
+    assert_eq!(split, whole, "the frames depend on how the stream was split");
+    for frame in &whole.0 {
+        assert_eq!(frame_len(frame, MAX_FRAME_SIZE), Ok(Some(frame.len())), "a frame is one element a face may carry");
+    }
+    assert!(stream.starts_with(&whole.0.concat()), "the frames are the stream's bytes, in order");
+}
+
+/// The frames a stream face cuts `stream` into when each read takes at most the
+/// next of `sizes` bytes, and the error that ended it, if one did.
+fn frames_of(mut stream: &[u8], mut sizes: impl Iterator<Item = usize>) -> (Vec<Bytes>, Option<WireError>) {
+    let mut fb = FrameBuffer::new();
+    let mut frames = Vec::new();
+    loop {
+        // As the face does: every complete frame out before the next read.
+        loop {
+            match fb.next_frame() {
+                Ok(Some(frame)) => frames.push(frame),
+                Ok(None) => break,
+                Err(e) => return (frames, Some(e)),
+            }
+        }
+        if stream.is_empty() {
+            return (frames, None);
+        }
+        let n = sizes.next().unwrap_or(usize::MAX).clamp(1, stream.len());
+        let mut src = &stream[..n];
+        let read = fb.read_from(&mut src).expect("reading from a slice");
+        assert!(read > 0, "a read after the frames were taken out always makes progress");
+        stream = &stream[read..];
+    }
 }
