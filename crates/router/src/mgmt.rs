@@ -37,6 +37,11 @@ use crate::workers::{Change, ShardStats, Workers};
 const SEGMENT_SIZE: usize = 7000;
 /// How many generated datasets are kept to answer requests for later segments.
 const DATASET_CACHE: usize = 16;
+/// Bytes of segments those datasets may hold together: each bare request makes
+/// a new version, and a large FIB's `fib/list` runs to tens of megabytes, so
+/// sixteen of them would hold hundreds. The newest is kept whatever its size,
+/// so that its reader can fetch every segment.
+const DATASET_CACHE_BYTES: usize = 64 << 20;
 /// FreshnessPeriod of every management reply.
 const REPLY_FRESHNESS_MS: u64 = 1000;
 
@@ -44,6 +49,10 @@ const REPLY_FRESHNESS_MS: u64 = 1000;
 /// `faces/create` commands still waiting for their TCP connection.
 pub struct Management {
     datasets: VecDeque<(Name, Vec<Bytes>)>,
+    /// Bytes of the segments in `datasets`.
+    dataset_bytes: usize,
+    /// Most of those bytes kept beside the newest dataset ([`DATASET_CACHE_BYTES`]).
+    dataset_cap: usize,
     last_version: u64,
     start_unix_ms: u64,
     /// Faces the I/O layer does not poll (DPDK ports), so that faces/list shows
@@ -75,7 +84,15 @@ fn unix_ms() -> u64 {
 impl Management {
     /// Fresh management state; the start time is reported by `status/general`.
     pub fn new() -> Self {
-        Management { datasets: VecDeque::new(), last_version: 0, start_unix_ms: unix_ms(), device_faces: Vec::new(), connecting: Vec::new() }
+        Management {
+            datasets: VecDeque::new(),
+            dataset_bytes: 0,
+            dataset_cap: DATASET_CACHE_BYTES,
+            last_version: 0,
+            start_unix_ms: unix_ms(),
+            device_faces: Vec::new(),
+            connecting: Vec::new(),
+        }
     }
 
     /// Answers one packet the engine sent to the internal face. `None` when the packet
@@ -218,11 +235,22 @@ impl Management {
             })
             .collect();
         let first = segments[0].clone();
-        if self.datasets.len() >= DATASET_CACHE {
-            self.datasets.pop_front();
-        }
-        self.datasets.push_back((versioned, segments));
+        self.keep_dataset(versioned, segments);
         Some(first)
+    }
+
+    /// Keeps a new dataset's segments for the requests of its later segments,
+    /// giving up the oldest datasets beyond [`DATASET_CACHE`] of them or
+    /// [`DATASET_CACHE_BYTES`] with this one.
+    fn keep_dataset(&mut self, versioned: Name, segments: Vec<Bytes>) {
+        let bytes: usize = segments.iter().map(Bytes::len).sum();
+        while !self.datasets.is_empty() && (self.datasets.len() >= DATASET_CACHE || self.dataset_bytes + bytes > self.dataset_cap) {
+            if let Some((_, old)) = self.datasets.pop_front() {
+                self.dataset_bytes -= old.iter().map(Bytes::len).sum::<usize>();
+            }
+        }
+        self.dataset_bytes += bytes;
+        self.datasets.push_back((versioned, segments));
     }
 
     /// `faces/create` (the command named `name`): its answer, or `None` for a new
@@ -727,6 +755,27 @@ mod tests {
 
     fn status(data: &Data) -> Option<u32> {
         ControlResponse::decode(&data.content_bytes()).ok().map(|r| r.status_code)
+    }
+
+    /// Cached datasets stay within their count and their bytes, the newest
+    /// whole whatever its size, and the count of bytes follows what is kept.
+    #[test]
+    fn cached_datasets_are_bounded_in_bytes_but_the_newest_stays_whole() {
+        let mut m = Management::new();
+        m.dataset_cap = 10_000;
+        let segments = |n: usize| vec![Bytes::from(vec![0u8; n])];
+        let name = |v: u64| "/localhost/nfd/fib/list".parse::<Name>().unwrap().append_number(VERSION_COMPONENT, v);
+        for v in 0..5 {
+            m.keep_dataset(name(v), segments(3000));
+        }
+        assert_eq!((m.datasets.len(), m.dataset_bytes), (3, 9000));
+        assert_eq!(m.datasets[0].0, name(2), "the oldest went first");
+        m.keep_dataset(name(9), segments(50_000));
+        assert_eq!((m.datasets.len(), m.dataset_bytes), (1, 50_000), "a dataset above the bound is kept alone");
+        for v in 10..40 {
+            m.keep_dataset(name(v), segments(1));
+        }
+        assert_eq!((m.datasets.len(), m.dataset_bytes), (DATASET_CACHE, DATASET_CACHE));
     }
 
     /// `trajan status` shows why each worker's engine dropped what it dropped,
