@@ -625,6 +625,14 @@ impl Io {
         self.reassembly.held()
     }
 
+    /// Packets in progress given up so far for newer ones (a face's oldest past
+    /// its bound on packets in progress, or the oldest of all when
+    /// [`IoConfig::reassembly_bytes`] was full): fragmented packets that never
+    /// arrive whole because their fragments came too slowly, or under a flood.
+    pub fn reassembly_evicted(&self) -> usize {
+        self.reassembly.evicted()
+    }
+
     fn source(&self, token: Token) -> Source {
         let t = token.0;
         if t == WAKER.0 {

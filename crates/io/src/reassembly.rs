@@ -211,6 +211,8 @@ struct Pool {
     shelves: Mutex<Shelves>,
     /// `Shelves::held`, for readers that do not take the lock.
     held: AtomicUsize,
+    /// `Shelves::evicted`, likewise.
+    evicted: AtomicUsize,
 }
 
 impl Pool {
@@ -221,6 +223,7 @@ impl Pool {
         let mut s: MutexGuard<'_, Shelves> = self.shelves.lock().unwrap_or_else(PoisonError::into_inner);
         let out = f(&mut s);
         self.held.store(s.held, Relaxed);
+        self.evicted.store(s.evicted, Relaxed);
         out
     }
 }
@@ -234,6 +237,9 @@ struct Shelves {
     ages: BTreeMap<u64, u64>,
     /// What all of them hold.
     held: usize,
+    /// Packets in progress given up for newer ones: the oldest of a face past
+    /// [`MAX_PARTIAL_PACKETS`], or the oldest of all when the budget was full.
+    evicted: usize,
     next_serial: u64,
     next_face: u64,
 }
@@ -325,6 +331,7 @@ impl Shelves {
                 if shelf.partials.len() >= MAX_PARTIAL_PACKETS {
                     let oldest = shelf.partials.remove(0);
                     self.ages.remove(&oldest.serial);
+                    self.evicted += 1;
                 }
                 shelf.partials.push(p);
                 self.ages.insert(serial, face);
@@ -342,6 +349,7 @@ impl Shelves {
             if oldest == serial {
                 return Err(FragError::NoRoom);
             }
+            self.evicted += 1;
         }
         Ok(None)
     }
@@ -488,6 +496,11 @@ impl Budget {
     /// Bytes held now, by every face together.
     pub(crate) fn held(&self) -> usize {
         self.pool.held.load(Relaxed)
+    }
+
+    /// Packets in progress given up so far for newer ones, on every face.
+    pub(crate) fn evicted(&self) -> usize {
+        self.pool.evicted.load(Relaxed)
     }
 }
 
@@ -832,6 +845,8 @@ mod tests {
             }
         }
         assert!(budget.held() + charge(1, 1400) > limit, "the flood fills the budget");
+        let kept: usize = sources.iter().map(Reassembler::in_progress).sum();
+        assert_eq!(budget.evicted(), 8 * 16 - kept, "every packet given up is counted");
         // The first rounds went first.
         let oldest_left = sources.iter().map(Reassembler::in_progress).min();
         assert!(oldest_left < Some(16));

@@ -669,7 +669,7 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
     text.push_str(&line("total", &ShardStats::sum(shards)));
     let s = io.stats();
     text.push_str(&format!(
-        "io thread: faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} stalled-streams={} queued-bytes={} reassembly-bytes={}\n",
+        "io thread: faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} stalled-streams={} queued-bytes={} reassembly-bytes={} reassembly-evictions={}\n",
         io.faces().count(),
         s.unknown_peer_drops,
         s.corrupt_streams,
@@ -677,6 +677,7 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
         s.stalled_streams,
         io.queued_bytes(),
         io.reassembly_held(),
+        io.reassembly_evicted(),
     ));
     text.into_bytes()
 }
