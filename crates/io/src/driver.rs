@@ -18,9 +18,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mio::{Events, Interest, Poll, Registry, Token};
-use trajan_wire::tlv::frame_len;
 
-use crate::inbound::{classify, is_network_packet, Inbound};
+use crate::inbound::{classify, is_one_network_packet, Inbound};
 use crate::listen::{self, SocketFile};
 use crate::reassembly::{Budget, Reassembler};
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
@@ -889,7 +888,7 @@ impl Io {
         let channel = if hash_port.is_some() { self.hash.start } else { arrival };
         // One datagram must be exactly one TLV element, and one the engine takes:
         // anything else neither makes a face nor keeps one alive (`last_rx`).
-        let valid = d.data.filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())) && is_network_packet(b));
+        let valid = d.data.filter(|b| is_one_network_packet(b));
         let (id, known) = match (self.udp_faces.get(&(channel, d.from)), &valid) {
             (Some(&id), _) => (id, true),
             (None, Some(_)) if self.at_face_limit() => {

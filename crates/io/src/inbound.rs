@@ -9,11 +9,12 @@
 use std::time::Instant;
 
 use bytes::Bytes;
-use trajan_wire::tlv::{read_header, read_nonneg};
+use trajan_wire::tlv::{frame_len, read_header, read_nonneg};
 use trajan_wire::types::{DATA, INTEREST, LP_FRAGMENT, LP_FRAG_COUNT, LP_PACKET};
 use trajan_wire::LpPacket;
 
 use crate::reassembly::Reassembler;
+use crate::MAX_FRAME_SIZE;
 
 /// The fate of one received link packet.
 #[derive(Debug, PartialEq, Eq)]
@@ -45,14 +46,14 @@ pub(crate) fn classify(wire: Bytes, reassembler: &mut Reassembler, now: Instant,
     }
 }
 
-/// Is the outer element of this datagram a packet the engine decodes — an
-/// Interest, a Data or an NDNLPv2 LpPacket — with a length that fits it? Only
-/// the outer header is read: a UDP face is made or kept alive only for such a
-/// datagram, because any other TLV element (`01 00` is one) would let a sender
-/// hold a face, up to the face limit, with bytes the engine throws away.
-pub(crate) fn is_network_packet(wire: &[u8]) -> bool {
+/// Is this datagram exactly one element no larger than a face carries, and a
+/// packet the engine decodes — an Interest, a Data or an NDNLPv2 LpPacket?
+/// Only the outer header is read: a UDP face is made or kept alive only for
+/// such a datagram, because any other TLV element (`01 00` is one) would let a
+/// sender hold a face, up to the face limit, with bytes the engine throws away.
+pub(crate) fn is_one_network_packet(wire: &[u8]) -> bool {
     let mut pos = 0;
-    matches!(read_header(wire, &mut pos), Ok((INTEREST | DATA | LP_PACKET, _, _)))
+    frame_len(wire, MAX_FRAME_SIZE) == Ok(Some(wire.len())) && matches!(read_header(wire, &mut pos), Ok((INTEREST | DATA | LP_PACKET, _, _)))
 }
 
 /// Does this LpPacket carry FragCount > 1? Scans the header fields without decoding

@@ -11,9 +11,8 @@ use bytes::Bytes;
 use nix::errno::Errno;
 use nix::sys::socket::{recvmmsg, sendmmsg, MsgFlags, MultiHeaders, SockaddrStorage};
 
-use trajan_wire::tlv::frame_len;
 
-use crate::inbound::{is_fragment, is_network_packet};
+use crate::inbound::{is_fragment, is_one_network_packet};
 use crate::send_queue::{SendQueue, Waiting};
 use crate::{FaceId, MAX_FRAME_SIZE};
 
@@ -40,7 +39,7 @@ impl Datagram {
     /// I/O thread's to count or reassemble ([`crate::Io::hash_datagram`]), so a
     /// worker that reads its own port forwards only what this returns.
     pub fn plain(&self) -> Option<&Bytes> {
-        self.data.as_ref().filter(|b| frame_len(b, MAX_FRAME_SIZE) == Ok(Some(b.len())) && is_network_packet(b) && !is_fragment(b))
+        self.data.as_ref().filter(|b| is_one_network_packet(b) && !is_fragment(b))
     }
 }
 
