@@ -13,8 +13,6 @@
 //! face with no listener of its address family), reported in
 //! [`Reloaded::failed`] and tried again at the next reload.
 
-use std::collections::HashSet;
-
 use trajan_engine::StrategyKind;
 use trajan_wire::Name;
 
@@ -171,11 +169,10 @@ impl Daemon {
     /// took the route with it, and a reload of the same file brings both back
     /// (the face made again, permanent, as at start).
     fn reload_routes(&mut self, new: &Config, done: &mut Reloaded) {
-        let held = self.static_routes_held();
         let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.static_routes).into_iter().partition(|(r, _)| new.routes.contains(r));
         let (kept, lost): (Vec<_>, Vec<_>) = kept.into_iter().partition(|(r, face)| {
             let prefix: Name = r.prefix.parse().expect("registered once, so it parses");
-            held.contains(&(prefix, *face))
+            self.rib.holds(&prefix, *face, ORIGIN_STATIC)
         });
         for (r, face) in gone {
             let prefix: Name = r.prefix.parse().expect("registered once, so it parses");
@@ -194,21 +191,6 @@ impl Daemon {
                 Err(e) => done.failed.push(format!("route {} via {}: {e}", r.prefix, r.face)),
             }
         }
-    }
-
-    /// The (prefix, face) of every static route in the RIB under a prefix of
-    /// `static_routes`, to tell which of those are still there (one pass over
-    /// the RIB, once per reload).
-    fn static_routes_held(&self) -> HashSet<(Name, u32)> {
-        let ours: HashSet<Name> = self.static_routes.iter().map(|(r, _)| r.prefix.parse().expect("registered once, so it parses")).collect();
-        if ours.is_empty() {
-            return HashSet::new();
-        }
-        self.rib
-            .iter()
-            .filter(|(prefix, _)| ours.contains(*prefix))
-            .flat_map(|(prefix, routes)| routes.filter(|r| r.origin == ORIGIN_STATIC).map(move |r| (prefix.clone(), r.face)))
-            .collect()
     }
 }
 

@@ -144,6 +144,11 @@ impl Rib {
         self.timers.next_deadline()
     }
 
+    /// Whether the route (prefix, face, origin) is registered.
+    pub fn holds(&self, prefix: &Name, face: FaceId, origin: u64) -> bool {
+        self.entries.get(prefix).is_some_and(|routes| routes.iter().any(|(r, _)| r.face == face && r.origin == origin))
+    }
+
     /// Every (prefix, routes) pair, for `rib/list`.
     pub fn iter(&self) -> impl Iterator<Item = (&Name, impl Iterator<Item = &Route>)> {
         self.entries.iter().map(|(p, rs)| (p, rs.iter().map(|(r, _)| r)))
