@@ -315,7 +315,7 @@ impl Config {
             p.encap.parse::<trajan_io::encap::Encap>().map_err(|e| invalid(&format!("dpdk.ports[{i}].encap"), e))?;
             parse_mac(&p.remote_mac).map_err(|e| invalid(&format!("dpdk.ports[{i}].remote_mac"), e))?;
         }
-        self.validate_workers(origin)?;
+        self.validate_workers(&invalid)?;
         let ranges = [
             // A queue or budget smaller than one packet drops every largest packet.
             ("faces.udp_idle_timeout_s", self.faces.udp_idle_timeout_s, 1, u64::MAX),
@@ -345,8 +345,8 @@ impl Config {
     /// `[workers]`: a count and a CPU list a machine can run (at most
     /// [`max_workers`], no CPU twice: two workers pinned to one CPU only take
     /// turns), and a port-by-hash base whose per-worker ports end by 65535.
-    fn validate_workers(&self, origin: &str) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: String| ConfigError::Invalid { path: origin.to_owned(), key: key.to_owned(), message };
+    /// `invalid` makes [`Config::validate`]'s error for a key.
+    fn validate_workers(&self, invalid: impl Fn(&str, String) -> ConfigError) -> Result<(), ConfigError> {
         let w = &self.workers;
         let most = max_workers();
         check_range(w.count as u64, 0, most as u64).map_err(|e| invalid("workers.count", format!("{e} (0: one per physical core)")))?;
