@@ -135,20 +135,31 @@ fn face_list(client: &mut Client) -> anyhow::Result<Vec<FaceStatus>> {
 
 /// A face ID from a number or from the URI of a listed face.
 fn resolve_face(client: &mut Client, face: &str) -> anyhow::Result<u64> {
-    if let Ok(id) = face.parse() {
+    match face_id_arg(face)? {
+        Some(id) => Ok(id),
+        None => face_with_uri(&face_list(client)?, face),
+    }
+}
+
+/// The face ID `face` gives as a number, `None` for a URI.
+fn face_id_arg(face: &str) -> anyhow::Result<Option<u64>> {
+    match face.parse() {
         // In a command, face 0 means the requester's own face: this tool's
         // connection, gone when it exits (a route through it would vanish).
-        if id == 0 {
-            bail!("face 0 would be this tool's own connection, which closes when it exits: give a face id or URI from `trajan face list`");
-        }
-        return Ok(id);
+        Ok(0) => bail!("face 0 would be this tool's own connection, which closes when it exits: give a face id or URI from `trajan face list`"),
+        Ok(id) => Ok(Some(id)),
+        Err(_) => Ok(None),
     }
-    let want = canonical_uri(face);
-    face_list(client)?
-        .into_iter()
+}
+
+/// The ID of the listed face whose remote URI is `uri`, in any spelling.
+fn face_with_uri(faces: &[FaceStatus], uri: &str) -> anyhow::Result<u64> {
+    let want = canonical_uri(uri);
+    faces
+        .iter()
         .find(|f| canonical_uri(&f.uri) == want)
         .map(|f| f.face_id)
-        .with_context(|| format!("no face with URI {face} (create one with `trajan face create {face}`)"))
+        .with_context(|| format!("no face with URI {uri} (create one with `trajan face create {uri}`)"))
 }
 
 /// Prints rows as columns aligned under the headers.
@@ -298,12 +309,14 @@ pub fn run_face(args: FaceArgs) -> anyhow::Result<()> {
             );
         }
         FaceCommand::Destroy { face } => {
-            let face_id = resolve_face(&mut client, &face)?;
             // faces/destroy of an unknown face is answered 200 (as NFD does);
             // like nfdc, look the face up first so a wrong id is an error.
-            if !face_list(&mut client)?.iter().any(|f| f.face_id == face_id) {
-                bail!("no face {face_id} (`trajan face list` shows the faces)");
-            }
+            let faces = face_list(&mut client)?;
+            let face_id = match face_id_arg(&face)? {
+                Some(id) if faces.iter().any(|f| f.face_id == id) => id,
+                Some(id) => bail!("no face {id} (`trajan face list` shows the faces)"),
+                None => face_with_uri(&faces, &face)?,
+            };
             client.command_ok("faces", "destroy", &ControlParameters { face_id: Some(face_id), ..Default::default() })?;
             println!("face-destroyed id={face_id}");
         }
