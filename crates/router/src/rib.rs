@@ -6,6 +6,12 @@
 //! Route flags (ChildInherit, Capture) are stored and reported but do not change FIB
 //! derivation: each registered prefix becomes one FIB entry, which the FIB's
 //! longest-prefix match already makes inherited by longer names.
+//!
+//! The RIB owns only the next hops of the faces it has routes for, as NFD's RIB
+//! does: a route's change updates its face's next hop and leaves the others of
+//! the entry alone, such as the daemon's own `/localhost/nfd` next hop to the
+//! internal face (which a local application registering that prefix would
+//! otherwise have cut management off with) or one `fib/add-nexthop` set.
 
 use std::collections::HashMap;
 
@@ -52,8 +58,10 @@ impl Rib {
         Rib { entries: HashMap::new(), routes_of: HashMap::new(), timers: TimerWheel::new(now_ms), fired: Vec::new() }
     }
 
-    /// Adds or updates the route (prefix, face, origin) and refreshes the FIB entry.
+    /// Adds or updates the route (prefix, face, origin) and refreshes its face's
+    /// next hop in the FIB.
     pub fn register(&mut self, fib: &mut Fib, prefix: &Name, route: Route) {
+        let face = route.face;
         let routes = self.entries.entry(prefix.clone()).or_default();
         let timer = route.expires_ms.map(|t| self.timers.schedule(t, (prefix.clone(), route.face, route.origin)));
         if let Some(slot) = routes.iter_mut().find(|(r, _)| r.face == route.face && r.origin == route.origin) {
@@ -65,7 +73,7 @@ impl Rib {
             *self.routes_of.entry(route.face).or_default() += 1;
             routes.push((route, timer));
         }
-        self.sync(fib, prefix);
+        self.sync(fib, prefix, face);
     }
 
     /// Removes the route (prefix, face, origin); returns whether it existed.
@@ -83,7 +91,7 @@ impl Rib {
         });
         let removed = before - routes.len();
         self.forget(face, removed);
-        self.sync(fib, prefix);
+        self.sync(fib, prefix, face);
         removed > 0
     }
 
@@ -115,7 +123,7 @@ impl Rib {
                     r.face != face
                 });
             }
-            self.sync(fib, &p);
+            self.sync(fib, &p, face);
         }
     }
 
@@ -132,7 +140,7 @@ impl Rib {
                 let removed = before - routes.len();
                 self.forget(face, removed);
             }
-            self.sync(fib, &prefix);
+            self.sync(fib, &prefix, face);
             changed.push(prefix);
         }
         self.fired = fired;
@@ -154,26 +162,16 @@ impl Rib {
         self.entries.iter().map(|(p, rs)| (p, rs.iter().map(|(r, _)| r)))
     }
 
-    /// Rebuilds the FIB entry of `prefix` from its routes: the cheapest cost per face.
-    fn sync(&mut self, fib: &mut Fib, prefix: &Name) {
+    /// Brings `face`'s next hop of `prefix` to the cheapest of its routes there,
+    /// or removes it when it has none; the entry's other next hops are not this
+    /// change's (see the module documentation).
+    fn sync(&mut self, fib: &mut Fib, prefix: &Name, face: FaceId) {
         let routes = self.entries.get(prefix).map(|v| v.as_slice()).unwrap_or(&[]);
-        let mut best: Vec<(FaceId, u64)> = Vec::new();
-        for (r, _) in routes {
-            match best.iter_mut().find(|(f, _)| *f == r.face) {
-                Some(b) => b.1 = b.1.min(r.cost),
-                None => best.push((r.face, r.cost)),
+        match routes.iter().filter(|(r, _)| r.face == face).map(|(r, _)| r.cost).min() {
+            Some(cost) => fib.add_nexthop(prefix, face, cost),
+            None => {
+                fib.remove_nexthop(prefix, face);
             }
-        }
-        let stale: Vec<FaceId> = fib
-            .lpm(prefix)
-            .filter(|(p, _)| *p == prefix)
-            .map(|(_, e)| e.nexthops.iter().map(|nh| nh.face).filter(|f| !best.iter().any(|(b, _)| b == f)).collect())
-            .unwrap_or_default();
-        for f in stale {
-            fib.remove_nexthop(prefix, f);
-        }
-        for (face, cost) in best {
-            fib.add_nexthop(prefix, face, cost);
         }
         if routes.is_empty() {
             self.entries.remove(prefix);
@@ -206,6 +204,29 @@ mod tests {
         rib.remove_face(&mut fib, 301);
         assert!(fib.lpm(&p).is_none());
         assert_eq!(rib.iter().count(), 0);
+    }
+
+    /// A route coming and going changes its own face's next hop only: a local
+    /// application registering `/localhost/nfd`, then unregistering it, left
+    /// that prefix without the internal face, and so every application without
+    /// management until the router restarted (caught by the `mgmt` fuzz
+    /// target's checks).
+    #[test]
+    fn routes_leave_the_next_hops_of_other_faces_alone() {
+        let mut fib = Fib::new();
+        let mut rib = Rib::new(0);
+        let mgmt: Name = "/localhost/nfd".parse().unwrap();
+        fib.add_nexthop(&mgmt, 1, 0);
+        let hops = |fib: &Fib| fib.get(&mgmt).map(|e| e.nexthops.iter().map(|n| (n.face, n.cost)).collect::<Vec<_>>());
+        rib.register(&mut fib, &mgmt, route(300, ORIGIN_APP, 5));
+        assert_eq!(hops(&fib), Some(vec![(1, 0), (300, 5)]));
+        rib.register(&mut fib, &mgmt, Route { expires_ms: Some(100), ..route(301, ORIGIN_APP, 0) });
+        rib.expire(&mut fib, 150);
+        assert!(rib.unregister(&mut fib, &mgmt, 300, ORIGIN_APP));
+        assert_eq!(hops(&fib), Some(vec![(1, 0)]));
+        rib.register(&mut fib, &mgmt, route(302, ORIGIN_APP, 5));
+        rib.remove_face(&mut fib, 302);
+        assert_eq!(hops(&fib), Some(vec![(1, 0)]), "management stays reachable");
     }
 
     #[test]
