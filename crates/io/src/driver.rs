@@ -65,7 +65,6 @@ enum Link {
         /// socket, a sender unaware of port-by-hash) hears back from that port.
         home: usize,
         remote: SocketAddr,
-        last_rx: Instant,
         /// Bytes waiting in the channel's send queue for this face.
         queued: usize,
         /// More than 1: the remote is a Trajan neighbour's port-by-hash face with
@@ -88,9 +87,33 @@ struct Face {
     dialed: Option<SocketAddr>,
     /// Connection attempts failed in a row, which set the wait before the next.
     failures: u32,
+    /// When the face last received an Interest, Data or LpPacket, or else when
+    /// it was made: how long it has been idle, for the UDP idle timeout and for
+    /// giving way to a new peer ([`IoConfig::evict_idle`]). Other bytes do not
+    /// count, or a sender could keep a face with bytes the engine throws away.
+    last_rx: Instant,
+    /// Opened by a peer on the network (a datagram from a new UDP address, an
+    /// accepted TCP connection), not by management or a local application.
+    peer_made: bool,
+    /// A route goes through the face ([`Io::set_routed`]): a producer that
+    /// registered a prefix and waits for Interests hears nothing while nobody
+    /// asks, yet losing its face would cut its prefix off the network.
+    routed: bool,
 }
 
 impl Face {
+    /// A face made `now`, with nothing counted, held or dialed yet.
+    fn new(info: FaceInfo, link: Link, now: Instant) -> Face {
+        Face { info, counters: FaceCounters::default(), reassembler: Reassembler::new(), link, dialed: None, failures: 0, last_rx: now, peer_made: false, routed: false }
+    }
+
+    /// Whether the face may close to make room for a new peer once idle long
+    /// enough: one a network peer opened, nobody raised above on-demand, and
+    /// no route goes through.
+    fn gives_way(&self) -> bool {
+        self.peer_made && !self.routed && self.info.persistency == Persistency::OnDemand
+    }
+
     /// Bytes a stream face has queued and not yet written (0 for a UDP face,
     /// whose packets wait in its channel's queue).
     fn stream_queued(&self) -> usize {
@@ -227,6 +250,14 @@ pub struct Io {
     /// Permanent TCP faces waiting to redial, with when.
     redials: Vec<(FaceId, Instant)>,
     next_sweep: Instant,
+    /// No face that may give way to a new peer ([`Face::gives_way`]) last
+    /// received before this: the oldest such face when a full table was last
+    /// searched and none had been idle for [`IoConfig::evict_idle`], or when
+    /// there was none, the time of the search (faces made later, and faces
+    /// heard from since, are newer still). Until `evict_idle` after it no face
+    /// can give way, so a flood of new peers against a full table of busy faces
+    /// costs no search per attempt.
+    idle_floor: Instant,
     stats: IoStats,
     /// What the faces' reassemblers hold, against [`IoConfig::reassembly_bytes`].
     reassembly: Budget,
@@ -305,6 +336,7 @@ impl Io {
             connecting: Vec::new(),
             redials: Vec::new(),
             next_sweep: Instant::now() + sweep_interval(&cfg),
+            idle_floor: Instant::now(),
             stats: IoStats::default(),
             reassembly: Budget::new(cfg.reassembly_bytes),
             queued: 0,
@@ -370,6 +402,16 @@ impl Io {
         }
     }
 
+    /// Tells whether a route goes through `face` (the RIB's business, not the
+    /// I/O layer's): such a face never gives way to a new peer at the face
+    /// limit ([`IoConfig::evict_idle`]), however long it has been idle. An
+    /// unknown face is ignored (it may have closed since).
+    pub fn set_routed(&mut self, face: FaceId, routed: bool) {
+        if let Some(f) = self.faces.get_mut(&face) {
+            f.routed = routed;
+        }
+    }
+
     /// Adds what a worker received and sent itself on `face` to the face's link
     /// counters; input also counts as activity for the idle timeout.
     pub fn add_worker_counters(&mut self, face: FaceId, c: &FaceCounters, now: Instant) {
@@ -380,8 +422,8 @@ impl Io {
         f.counters.out_bytes += c.out_bytes;
         f.counters.dropped_in += c.dropped_in;
         f.counters.dropped_out += c.dropped_out;
-        if let (Link::Udp { last_rx, .. }, true) = (&mut f.link, c.in_packets > 0) {
-            *last_rx = (*last_rx).max(now);
+        if c.in_packets > 0 {
+            f.last_rx = f.last_rx.max(now);
         }
     }
 
@@ -450,11 +492,18 @@ impl Io {
         self.expire_connects(now, events);
         self.redial_due(now);
         if now >= self.next_sweep {
-            self.expire_idle(now, events);
-            self.expire_stalled(now, events);
-            self.next_sweep = now + sweep_interval(&self.cfg);
+            self.sweep(now, events);
         }
         Ok(())
+    }
+
+    /// Closes the faces that timed out by `now` (idle on-demand UDP faces,
+    /// stalled stream faces) and gives up stale fragments, as [`poll`](Self::poll)
+    /// does every sweep interval; the fuzz target runs it at times of its choosing.
+    pub(crate) fn sweep(&mut self, now: Instant, events: &mut Vec<IoEvent>) {
+        self.expire_idle(now, events);
+        self.expire_stalled(now, events);
+        self.next_sweep = now + sweep_interval(&self.cfg);
     }
 
     /// Queues `pkt` on `face`. Unknown faces, packets over [`MAX_FRAME_SIZE`] and
@@ -655,8 +704,8 @@ impl Io {
         match self.source(token) {
             Source::Waker => false,
             Source::Udp(i) => self.receive_udp(i, now, events),
-            Source::Tcp(i) => self.accept(Some(i), events),
-            Source::Unix => self.accept(None, events),
+            Source::Tcp(i) => self.accept(Some(i), now, events),
+            Source::Unix => self.accept(None, now, events),
             Source::Face(id) => self.drive_stream(id, Drive::Readable, now, events),
         }
     }
@@ -714,8 +763,8 @@ impl Io {
             persistency,
             mtu: Some(MAX_FRAME_SIZE),
         };
-        let link = Link::Udp { channel, home: channel, remote, last_rx: now, queued: 0, ports };
-        self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link, dialed: None, failures: 0 });
+        let link = Link::Udp { channel, home: channel, remote, queued: 0, ports };
+        self.faces.insert(id, Face::new(info.clone(), link, now));
         for key in self.udp_keys(channel, remote, ports) {
             self.udp_faces.entry(key).or_insert(id);
         }
@@ -724,11 +773,11 @@ impl Io {
     }
 
     /// Registers a connected (or connecting) stream as a new face.
-    fn add_stream_face(&mut self, sock: StreamSocket, connecting: bool, mut info: FaceInfo) -> io::Result<FaceInfo> {
+    fn add_stream_face(&mut self, sock: StreamSocket, connecting: bool, mut info: FaceInfo, now: Instant) -> io::Result<FaceInfo> {
         let id = self.alloc_id();
         info.id = id;
         let conn = StreamConn::new(sock, connecting, self.poll.registry(), Token(id as usize))?;
-        self.faces.insert(id, Face { info: info.clone(), counters: FaceCounters::default(), reassembler: Reassembler::new(), link: Link::Stream(conn), dialed: None, failures: 0 });
+        self.faces.insert(id, Face::new(info.clone(), Link::Stream(conn), now));
         // Bytes that arrived before registration must not wait for another edge.
         self.ready.insert(Token(id as usize));
         tracing::debug!(face = id, remote = %info.remote_uri, "stream face up");
@@ -741,9 +790,10 @@ impl Io {
         let _ = sock.set_nodelay(true);
         let local = sock.local_addr().map_err(fail)?;
         let info = tcp_face_info(addr, local, persistency);
-        let info = self.add_stream_face(StreamSocket::Tcp(sock), true, info).map_err(fail)?;
+        let now = Instant::now();
+        let info = self.add_stream_face(StreamSocket::Tcp(sock), true, info, now).map_err(fail)?;
         self.faces.get_mut(&info.id).expect("just added").dialed = Some(addr);
-        self.connecting.push((info.id, Instant::now() + TCP_CONNECT_TIMEOUT));
+        self.connecting.push((info.id, now + TCP_CONNECT_TIMEOUT));
         Ok(info)
     }
 
@@ -821,7 +871,7 @@ impl Io {
 
     /// Accepts up to a burst of connections on a TCP listener (`Some(index)`) or the
     /// Unix listener; returns whether more may be waiting.
-    fn accept(&mut self, tcp: Option<usize>, events: &mut Vec<IoEvent>) -> bool {
+    fn accept(&mut self, tcp: Option<usize>, now: Instant, events: &mut Vec<IoEvent>) -> bool {
         for _ in 0..self.cfg.burst.max(1) {
             let accepted = match tcp {
                 Some(i) => self.tcp[i].accept().map(|(s, peer)| {
@@ -846,15 +896,22 @@ impl Io {
                 }
             };
             match accepted {
-                Ok((_, info)) if info.kind == FaceKind::Tcp && self.at_face_limit() => {
-                    // The socket closes as it drops.
-                    self.stats.face_limit_drops += 1;
-                    tracing::debug!(remote = %info.remote_uri, "TCP connection refused: face limit reached");
+                Ok((sock, info)) => {
+                    let peer = info.kind == FaceKind::Tcp;
+                    if peer && !self.room_for_peer(now, events) {
+                        // The socket closes as it drops.
+                        self.stats.face_limit_drops += 1;
+                        tracing::debug!(remote = %info.remote_uri, "TCP connection refused: face limit reached");
+                        continue;
+                    }
+                    match self.add_stream_face(sock, false, info, now) {
+                        Ok(info) => {
+                            self.faces.get_mut(&info.id).expect("just added").peer_made = peer;
+                            events.push(IoEvent::FaceUp(info));
+                        }
+                        Err(e) => tracing::warn!(error = %e, "cannot register accepted connection"),
+                    }
                 }
-                Ok((sock, info)) => match self.add_stream_face(sock, false, info) {
-                    Ok(info) => events.push(IoEvent::FaceUp(info)),
-                    Err(e) => tracing::warn!(error = %e, "cannot register accepted connection"),
-                },
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
                 Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted) => {}
                 Err(e) => {
@@ -882,22 +939,26 @@ impl Io {
         more
     }
 
-    fn on_datagram(&mut self, arrival: usize, d: Datagram, now: Instant, events: &mut Vec<IoEvent>) {
+    /// Takes one datagram that arrived on UDP channel `arrival` (reads, and the
+    /// fuzz target, come here): finds or makes its face, counts it and hands on
+    /// its packet.
+    pub(crate) fn on_datagram(&mut self, arrival: usize, d: Datagram, now: Instant, events: &mut Vec<IoEvent>) {
         // The hash face's ports are one channel: its first port stands for all.
         let hash_port = self.hash.contains(&arrival).then(|| arrival - self.hash.start);
         let channel = if hash_port.is_some() { self.hash.start } else { arrival };
         // One datagram must be exactly one TLV element, and one the engine takes:
         // anything else neither makes a face nor keeps one alive (`last_rx`).
         let valid = d.data.filter(|b| is_one_network_packet(b));
-        let (id, known) = match (self.udp_faces.get(&(channel, d.from)), &valid) {
-            (Some(&id), _) => (id, true),
-            (None, Some(_)) if self.at_face_limit() => {
-                self.stats.face_limit_drops += 1;
-                return;
-            }
+        let (id, known) = match (self.udp_face(channel, d.from), &valid) {
+            (Some(id), _) => (id, true),
             (None, Some(_)) => {
+                if !self.room_for_peer(now, events) {
+                    self.stats.face_limit_drops += 1;
+                    return;
+                }
                 let info = self.add_udp_face(channel, d.from, 1, Persistency::OnDemand, now);
                 let id = info.id;
+                self.faces.get_mut(&id).expect("just added").peer_made = true;
                 events.push(IoEvent::FaceUp(info));
                 (id, false)
             }
@@ -911,8 +972,8 @@ impl Io {
         face.counters.in_bytes += d.len as u64;
         match valid {
             Some(pkt) => {
-                if let Link::Udp { last_rx, home, ports, .. } = &mut face.link {
-                    *last_rx = now;
+                face.last_rx = now;
+                if let Link::Udp { home, ports, .. } = &mut face.link {
                     if let Some(port) = hash_port.filter(|_| known && *ports == 1 && *home != arrival) {
                         events.push(IoEvent::PeerMoved { face: id, port });
                     }
@@ -1024,9 +1085,45 @@ impl Io {
         }
     }
 
+    /// The face of UDP peer `from` on `channel` (the hash face's first port for
+    /// any of its ports), if it has one.
+    pub(crate) fn udp_face(&self, channel: usize, from: SocketAddr) -> Option<FaceId> {
+        self.udp_faces.get(&(channel, from)).copied()
+    }
+
     /// Whether peers on the network may open no more faces ([`IoConfig::max_faces`]).
     fn at_face_limit(&self) -> bool {
         self.faces.len() >= self.cfg.max_faces
+    }
+
+    /// Whether a new network peer may have a face: below the face limit, or
+    /// once the faces that idled longest have given way to it, as long as each
+    /// gives way ([`Face::gives_way`]) and was idle for [`IoConfig::evict_idle`]
+    /// (closed with `FaceDown`, counted in [`IoStats::idle_evictions`]). One
+    /// such face makes room, or more while local applications' and
+    /// management's faces keep the table above the limit (if too few can go,
+    /// those that can go all the same: they would have to for any new peer).
+    /// The search is a pass over every face, made only at the limit and never
+    /// while [`Io::idle_floor`] shows that no face can have idled long enough.
+    fn room_for_peer(&mut self, now: Instant, events: &mut Vec<IoEvent>) -> bool {
+        while self.at_face_limit() {
+            if now.saturating_duration_since(self.idle_floor) < self.cfg.evict_idle {
+                return false;
+            }
+            let oldest = self.faces.values().filter(|f| f.gives_way()).min_by_key(|f| f.last_rx).map(|f| (f.info.id, f.last_rx));
+            match oldest {
+                Some((id, last_rx)) if now.saturating_duration_since(last_rx) >= self.cfg.evict_idle => {
+                    self.stats.idle_evictions += 1;
+                    tracing::debug!(face = id, idle = ?now.saturating_duration_since(last_rx), "idle face closed to make room for a new peer");
+                    self.close_face(id, Some(events));
+                }
+                _ => {
+                    self.idle_floor = oldest.map_or(now, |(_, last_rx)| last_rx);
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Closes on-demand UDP faces idle for the configured timeout, and gives up
@@ -1039,8 +1136,8 @@ impl Io {
         let idle: Vec<FaceId> = self
             .faces
             .values()
-            .filter(|f| f.info.persistency == Persistency::OnDemand)
-            .filter(|f| matches!(f.link, Link::Udp { last_rx, .. } if now.saturating_duration_since(last_rx) >= timeout))
+            .filter(|f| f.info.persistency == Persistency::OnDemand && matches!(f.link, Link::Udp { .. }))
+            .filter(|f| now.saturating_duration_since(f.last_rx) >= timeout)
             .map(|f| f.info.id)
             .collect();
         for id in idle {
@@ -1139,6 +1236,9 @@ fn drive(
     for frame in frames.drain(..) {
         face.counters.in_packets += 1;
         face.counters.in_bytes += frame.len() as u64;
+        if is_one_network_packet(&frame) {
+            face.last_rx = now;
+        }
         deliver(id, face, frame, now, reassembly, events);
     }
     match status {
@@ -1166,7 +1266,7 @@ fn tcp_face_info(peer: SocketAddr, local: SocketAddr, persistency: Persistency) 
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
+    use std::io::{Read, Write};
     use std::net::{TcpStream, UdpSocket};
 
     use trajan_wire::lp::LpHeaders;
@@ -1217,6 +1317,52 @@ mod tests {
 
     fn udp_peer() -> UdpSocket {
         UdpSocket::bind("127.0.0.1:0").unwrap()
+    }
+
+    fn face_downs(events: &[IoEvent]) -> Vec<FaceId> {
+        events.iter().filter_map(|e| if let IoEvent::FaceDown(id) = e { Some(*id) } else { None }).collect()
+    }
+
+    /// The face whose peer's address is `peer` (UDP or TCP).
+    fn face_of(io: &Io, peer: SocketAddr) -> FaceId {
+        let port = format!(":{}", peer.port());
+        io.faces().find(|f| f.remote_uri.ends_with(&port)).unwrap_or_else(|| panic!("no face for {peer}")).id
+    }
+
+    /// Makes `face` look `by` longer idle, keeping `idle_floor` no later than
+    /// any face's last reception, as it is while time goes forward.
+    fn backdate(io: &mut Io, face: FaceId, by: Duration) {
+        let f = io.faces.get_mut(&face).unwrap();
+        f.last_rx -= by;
+        io.idle_floor = io.idle_floor.min(f.last_rx);
+    }
+
+    /// Makes `n` UDP peers each send an Interest, and waits for their faces.
+    fn udp_peers(io: &mut Io, events: &mut Vec<IoEvent>, n: usize) -> (Vec<UdpSocket>, Vec<FaceId>) {
+        let udp = io.local_addrs().0[0];
+        let peers: Vec<UdpSocket> = (0..n).map(|_| udp_peer()).collect();
+        for (k, peer) in peers.iter().enumerate() {
+            peer.send_to(&interest(&format!("/p{k}")), udp).unwrap();
+        }
+        let before = packets(events).len();
+        poll_until(io, events, |_, ev| packets(ev).len() == before + n);
+        let faces = peers.iter().map(|p| face_of(io, p.local_addr().unwrap())).collect();
+        (peers, faces)
+    }
+
+    /// Connects `n` TCP peers and waits for their faces.
+    fn tcp_peers(io: &mut Io, events: &mut Vec<IoEvent>, n: usize) -> Vec<(TcpStream, FaceId)> {
+        let tcp = io.local_addrs().1[0];
+        let conns: Vec<TcpStream> = (0..n).map(|_| TcpStream::connect(tcp).unwrap()).collect();
+        let before = face_ups(events).len();
+        poll_until(io, events, |_, ev| face_ups(ev).len() == before + n);
+        conns
+            .into_iter()
+            .map(|c| {
+                let face = face_of(io, c.local_addr().unwrap());
+                (c, face)
+            })
+            .collect()
     }
 
     #[test]
@@ -1306,10 +1452,7 @@ mod tests {
         let mut events = Vec::new();
         poll_until(&mut io, &mut events, |_, ev| !packets(ev).is_empty());
         let face = face_ups(&events)[0];
-        let last = |io: &Io| match io.faces[&face].link {
-            Link::Udp { last_rx, .. } => last_rx,
-            _ => unreachable!("a UDP face"),
-        };
+        let last = |io: &Io| io.faces[&face].last_rx;
         let heard = last(&io);
         std::thread::sleep(Duration::from_millis(5));
         peer.send_to(&[0x01, 0x00], udp).unwrap();
@@ -1385,5 +1528,179 @@ mod tests {
         let turns = FACES.div_ceil(cap / burst);
         assert!(first_poll.values().all(|&round| round < turns), "first heard at polls {first_poll:?}");
     }
-}
 
+    #[test]
+    fn a_full_table_gives_way_to_a_new_tcp_peer_by_closing_the_face_idle_longest() {
+        let evict_idle = Duration::from_secs(10);
+        let mut io = Io::new(IoConfig { max_faces: 3, evict_idle, ..config() }).unwrap();
+        let mut events = Vec::new();
+        let mut peers = tcp_peers(&mut io, &mut events, 3);
+        for (k, (_, face)) in peers.iter().enumerate() {
+            backdate(&mut io, *face, evict_idle * (k as u32 + 2));
+        }
+        // The longest idle peer sends an Interest and is idle no more; the next
+        // sends a TLV element the engine throws away, which renews nothing.
+        peers[2].0.write_all(&interest("/busy")).unwrap();
+        peers[1].0.write_all(&[0x01, 0x00]).unwrap();
+        poll_until(&mut io, &mut events, |_, ev| packets(ev).len() == 2);
+        let (busy, junk, idle) = (peers[2].1, peers[1].1, peers[0].1);
+
+        let mut newcomers = tcp_peers(&mut io, &mut events, 1);
+        assert_eq!(face_downs(&events), [junk]);
+        assert!(!io.faces.contains_key(&junk));
+        assert_eq!((io.stats.idle_evictions, io.stats.face_limit_drops), (1, 0));
+        let gone = &mut peers[1].0;
+        gone.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        assert!(matches!(gone.read(&mut [0; 1]), Ok(0)), "the evicted face's connection is closed");
+
+        newcomers.extend(tcp_peers(&mut io, &mut events, 1));
+        assert_eq!(face_downs(&events), [junk, idle]);
+        assert_eq!((io.stats.idle_evictions, io.stats.face_limit_drops), (2, 0));
+
+        // Every face has been heard from or made within evict_idle: refused.
+        let _refused = TcpStream::connect(io.local_addrs().1[0]).unwrap();
+        poll_until(&mut io, &mut events, |io, _| io.stats.face_limit_drops == 1);
+        assert_eq!(face_downs(&events).len(), 2);
+        assert_eq!(io.stats.idle_evictions, 2);
+        let mut open: Vec<FaceId> = io.faces.keys().copied().collect();
+        let mut expected = vec![busy, newcomers[0].1, newcomers[1].1];
+        open.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(open, expected);
+    }
+
+    #[test]
+    fn a_full_table_gives_way_to_a_new_udp_peer_by_closing_the_face_idle_longest() {
+        let evict_idle = Duration::from_secs(10);
+        let mut io = Io::new(IoConfig { max_faces: 3, evict_idle, ..config() }).unwrap();
+        let udp = io.local_addrs().0[0];
+        let mut events = Vec::new();
+        let (peers, faces) = udp_peers(&mut io, &mut events, 3);
+        for (k, face) in faces.iter().enumerate() {
+            backdate(&mut io, *face, evict_idle * (k as u32 + 2));
+        }
+        peers[2].send_to(&interest("/busy"), udp).unwrap();
+        peers[1].send_to(&[0x01, 0x00], udp).unwrap();
+        poll_until(&mut io, &mut events, |io, ev| packets(ev).len() == 4 && io.faces[&faces[1]].counters.dropped_in == 1);
+
+        let late = udp_peer();
+        late.send_to(&interest("/late"), udp).unwrap();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 4);
+        assert_eq!(face_downs(&events), [faces[1]]);
+        let late_face = face_of(&io, late.local_addr().unwrap());
+        poll_until(&mut io, &mut events, |_, ev| packets(ev).contains(&(late_face, interest("/late"))));
+        assert_eq!((io.stats.idle_evictions, io.stats.face_limit_drops), (1, 0));
+
+        let later = udp_peer();
+        later.send_to(&interest("/later"), udp).unwrap();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 5);
+        assert_eq!(face_downs(&events), [faces[1], faces[0]]);
+        assert_eq!((io.stats.idle_evictions, io.stats.face_limit_drops), (2, 0));
+
+        // Every face was heard from within evict_idle: the evicted peer, new
+        // now, is refused like any other.
+        peers[1].send_to(&interest("/back"), udp).unwrap();
+        poll_until(&mut io, &mut events, |io, _| io.stats.face_limit_drops == 1);
+        assert_eq!(face_downs(&events).len(), 2);
+        assert_eq!(io.stats.idle_evictions, 2);
+        assert!(io.faces.contains_key(&faces[2]));
+    }
+
+    /// A producer's face waits in silence while nobody asks for its prefix:
+    /// it keeps its place as long as a route goes through it.
+    #[test]
+    fn a_face_a_route_goes_through_never_gives_way() {
+        let evict_idle = Duration::from_secs(10);
+        let mut io = Io::new(IoConfig { max_faces: 2, evict_idle, ..config() }).unwrap();
+        let udp = io.local_addrs().0[0];
+        let mut events = Vec::new();
+        let (_peers, faces) = udp_peers(&mut io, &mut events, 2);
+        backdate(&mut io, faces[0], evict_idle * 3);
+        backdate(&mut io, faces[1], evict_idle * 2);
+        io.set_routed(faces[0], true);
+
+        let late = udp_peer();
+        late.send_to(&interest("/late"), udp).unwrap();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 3);
+        assert_eq!(face_downs(&events), [faces[1]], "the routed face, idle longer, stays");
+
+        // Its last route gone, it is an idle face like any other.
+        io.set_routed(faces[0], false);
+        let later = udp_peer();
+        later.send_to(&interest("/later"), udp).unwrap();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 4);
+        assert_eq!(face_downs(&events), [faces[1], faces[0]]);
+        assert_eq!((io.stats.idle_evictions, io.stats.face_limit_drops), (2, 0));
+    }
+
+    #[test]
+    fn faces_that_management_or_local_applications_made_never_give_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nfd.sock");
+        let evict_idle = Duration::from_secs(10);
+        let mut io = Io::new(IoConfig { max_faces: 4, evict_idle, unix_path: Some(path.clone()), ..config() }).unwrap();
+        let (udp, tcp) = (io.local_addrs().0[0], io.local_addrs().1[0]);
+        let mut events = Vec::new();
+        // Management's faces, on-demand though they are.
+        let target = udp_peer();
+        let made_udp = io.create_face(&format!("udp4://{}", target.local_addr().unwrap()), Persistency::OnDemand).unwrap().id;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let made_tcp = io.create_face(&format!("tcp4://{}", listener.local_addr().unwrap()), Persistency::OnDemand).unwrap().id;
+        poll_until(&mut io, &mut events, |_, ev| ev.iter().any(|e| matches!(e, IoEvent::Connected(f) if *f == made_tcp)));
+        // A peer's face that management raised to persistent.
+        let raised = udp_peer();
+        raised.send_to(&interest("/raised"), udp).unwrap();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 1);
+        let raised = face_of(&io, raised.local_addr().unwrap());
+        io.raise_persistency(raised, Persistency::Persistent).unwrap();
+        // A local application.
+        let _app = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 2);
+        let faces: Vec<FaceId> = io.faces.keys().copied().collect();
+        assert_eq!(faces.len(), 4);
+        for face in &faces {
+            backdate(&mut io, *face, evict_idle * 3);
+        }
+
+        udp_peer().send_to(&interest("/new"), udp).unwrap();
+        let _refused = TcpStream::connect(tcp).unwrap();
+        poll_until(&mut io, &mut events, |io, _| io.stats.face_limit_drops == 2);
+        assert!(face_downs(&events).is_empty(), "{events:?}");
+        assert_eq!(io.stats.idle_evictions, 0);
+        assert!(faces.iter().all(|f| io.faces.contains_key(f)));
+        assert!(io.faces.contains_key(&made_udp));
+    }
+
+    #[test]
+    fn below_evict_idle_a_new_peer_is_refused_and_the_table_is_not_searched_again_before_time() {
+        let evict_idle = Duration::from_secs(10);
+        let mut io = Io::new(IoConfig { max_faces: 2, evict_idle, ..config() }).unwrap();
+        let (udp, tcp) = (io.local_addrs().0[0], io.local_addrs().1[0]);
+        let mut events = Vec::new();
+        let peers = [udp_peer(), udp_peer()];
+        for peer in &peers {
+            peer.send_to(&interest("/here"), udp).unwrap();
+        }
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 2);
+        let older = face_of(&io, peers[0].local_addr().unwrap());
+        backdate(&mut io, older, evict_idle / 2);
+        // As long after the start as a search may be made.
+        io.idle_floor -= evict_idle * 2;
+
+        let late = udp_peer();
+        late.send_to(&interest("/late"), udp).unwrap();
+        let _refused = TcpStream::connect(tcp).unwrap();
+        poll_until(&mut io, &mut events, |io, _| io.stats.face_limit_drops == 2);
+        assert!(face_downs(&events).is_empty(), "{events:?}");
+        assert_eq!(io.stats.idle_evictions, 0);
+        assert_eq!(io.faces.len(), 2);
+        // The search remembered when the oldest face was last heard from: until
+        // it has been idle for evict_idle, new peers are refused without one.
+        assert_eq!(io.idle_floor, io.faces[&older].last_rx);
+        let f = io.faces.get_mut(&older).unwrap();
+        f.last_rx -= evict_idle;
+        late.send_to(&interest("/late/again"), udp).unwrap();
+        poll_until(&mut io, &mut events, |io, _| io.stats.face_limit_drops == 3);
+        assert!(face_downs(&events).is_empty(), "the table was searched: {events:?}");
+    }
+}

@@ -172,8 +172,15 @@ pub struct IoStats {
     /// Stream faces closed because their byte stream was not valid TLV.
     pub corrupt_streams: u64,
     /// Datagrams from new UDP peers and TCP connections refused because the
-    /// router held [`IoConfig::max_faces`] faces.
+    /// router held [`IoConfig::max_faces`] faces, none of which could give way
+    /// ([`IoConfig::evict_idle`]).
     pub face_limit_drops: u64,
+    /// Faces closed to make room for a new peer when the router held
+    /// [`IoConfig::max_faces`] faces: each the on-demand face a network peer
+    /// opened that had received nothing for longest, at least
+    /// [`IoConfig::evict_idle`]. Counted apart from faces that time out, since
+    /// many of them mean the limit is too low or peers are holding faces open.
+    pub idle_evictions: u64,
     /// Stream faces closed (or, when permanent, sent to redial) because their
     /// peer took none of their queued output for [`IoConfig::stall_timeout`]:
     /// a peer that stops reading would otherwise hold its queue, and its share
@@ -315,10 +322,24 @@ pub struct IoConfig {
     /// Most faces at once for peers on the network to open: beyond it a datagram
     /// from a new UDP peer, or a new TCP connection, is dropped and counted
     /// ([`IoStats::face_limit_drops`]), since every such face costs memory and a
-    /// sender can forge any number of source addresses. Faces of local
+    /// sender can forge any number of source addresses, unless an idle face
+    /// gives way to it ([`evict_idle`](Self::evict_idle)). Faces of local
     /// applications (the Unix socket) and faces management creates are always
     /// admitted; they count toward the limit all the same.
     pub max_faces: usize,
+    /// When the table holds [`max_faces`](Self::max_faces) faces, a new network
+    /// peer takes the place of the on-demand face a network peer opened (UDP or
+    /// TCP) that has received no Interest, Data or LpPacket for longest, if
+    /// that is at least this long; the face closes with [`IoEvent::FaceDown`]
+    /// and is counted ([`IoStats::idle_evictions`]). Without it, TCP faces
+    /// (which never time out) or forged UDP sources kept alive would lock every
+    /// new peer out for good. An idle face has nothing of its own pending once
+    /// this is longer than Interests live, while a busy one does: 60 s by
+    /// default, well past the 4 s an Interest lives by default. Faces that
+    /// management made or raised above on-demand, local applications' faces,
+    /// and faces a route goes through ([`Io::set_routed`]: a producer waits
+    /// in silence while nobody asks) never give way.
+    pub evict_idle: Duration,
     /// Bytes all faces together may hold in packets being reassembled from
     /// NDNLPv2 fragments; a fragment beyond it drops its packet (counted on its face).
     pub reassembly_bytes: usize,
@@ -342,6 +363,7 @@ impl Default for IoConfig {
             stall_timeout: Duration::from_secs(30),
             burst: 64,
             max_faces: 16_384,
+            evict_idle: Duration::from_secs(60),
             reassembly_bytes: 16 << 20,
             hash_ports: None,
         }

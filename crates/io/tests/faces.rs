@@ -357,6 +357,28 @@ fn idle_on_demand_udp_faces_expire_but_persistent_ones_stay() {
 }
 
 #[test]
+fn at_the_face_limit_an_idle_udp_peer_gives_way_to_a_tcp_one() {
+    let evict_idle = Duration::from_millis(200);
+    let mut io = Io::new(IoConfig { max_faces: 1, evict_idle, ..config(None) }).unwrap();
+    let (udp, tcp) = addrs(&io);
+    let peer = udp_peer();
+    peer.send_to(&interest("/soon/idle"), udp).unwrap();
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| !face_ups(ev).is_empty());
+    let idle = face_ups(&events)[0].id;
+    std::thread::sleep(evict_idle + Duration::from_millis(50));
+
+    let mut conn = TcpStream::connect(tcp).unwrap();
+    poll_until(&mut io, &mut events, |ev| face_ups(ev).len() == 2);
+    assert!(went_down(&events, idle));
+    assert!(io.face(idle).is_none());
+    assert_eq!((io.stats().idle_evictions, io.stats().face_limit_drops), (1, 0));
+    let face = face_ups(&events)[1].id;
+    conn.write_all(&interest("/in/its/place")).unwrap();
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, face).is_empty());
+}
+
+#[test]
 fn create_udp_face_sends_from_the_listener_and_upgrades() {
     let mut io = Io::new(config(None)).unwrap();
     let (udp, _) = addrs(&io);

@@ -90,6 +90,12 @@ pub struct FacesConfig {
     /// Most faces before new network peers are refused (local applications and
     /// management are always admitted).
     pub max_faces: usize,
+    /// Seconds an on-demand face a network peer opened must have received
+    /// nothing before it gives way to a new peer at `max_faces` (default 60):
+    /// without it, idle TCP connections, which never time out, would lock new
+    /// peers out for good, and an idle face has nothing of its own pending once
+    /// Interests have expired.
+    pub evict_idle_s: u64,
     /// Bytes all faces may hold in packets being reassembled from fragments.
     pub reassembly_bytes: usize,
 }
@@ -320,6 +326,7 @@ impl Config {
             // A queue or budget smaller than one packet drops every largest packet.
             ("faces.udp_idle_timeout_s", self.faces.udp_idle_timeout_s, 1, u64::MAX),
             ("faces.stall_timeout_s", self.faces.stall_timeout_s, 1, u64::MAX),
+            ("faces.evict_idle_s", self.faces.evict_idle_s, 1, 86_400),
             ("faces.stream_queue_bytes", self.faces.stream_queue_bytes as u64, trajan_io::MAX_FRAME_SIZE as u64, u64::MAX),
             ("faces.queue_bytes", self.faces.queue_bytes as u64, trajan_io::MAX_FRAME_SIZE as u64, u64::MAX),
             ("faces.reassembly_bytes", self.faces.reassembly_bytes as u64, MIN_REASSEMBLY_BYTES as u64, u64::MAX),
@@ -430,6 +437,7 @@ struct PartialFaces {
     stream_queue_bytes: Option<usize>,
     queue_bytes: Option<usize>,
     max_faces: Option<usize>,
+    evict_idle_s: Option<u64>,
     reassembly_bytes: Option<usize>,
 }
 
@@ -507,6 +515,7 @@ mod tests {
         let c = Config::default_config();
         assert_eq!(c.faces.unix_path, PathBuf::from("/run/nfd/nfd.sock"));
         assert_eq!(c.tables.cs_capacity, 65536);
+        assert_eq!(c.faces.evict_idle_s, 60);
     }
 
     #[test]
@@ -609,6 +618,8 @@ mod tests {
         for (text, key, says) in [
             ("[faces]\nudp_idle_timeout_s = 0\n", "faces.udp_idle_timeout_s", "0 is out of range: at least 1"),
             ("[faces]\nstall_timeout_s = 0\n", "faces.stall_timeout_s", "0 is out of range: at least 1"),
+            ("[faces]\nevict_idle_s = 0\n", "faces.evict_idle_s", "0 is out of range: 1 to 86400"),
+            ("[faces]\nevict_idle_s = 86401\n", "faces.evict_idle_s", "86401 is out of range: 1 to 86400"),
             ("[faces]\nstream_queue_bytes = 0\n", "faces.stream_queue_bytes", "0 is out of range: at least 9056"),
             ("[faces]\nstream_queue_bytes = 9055\n", "faces.stream_queue_bytes", "9055 is out of range: at least 9056"),
             ("[faces]\nqueue_bytes = 0\n", "faces.queue_bytes", "0 is out of range: at least 9056"),
@@ -627,11 +638,12 @@ mod tests {
         assert!(e.ends_with(&format!("at least {MIN_REASSEMBLY_BYTES}")), "{e}");
         // The smallest values that work, and the zeros that mean something.
         let edges = format!(
-            "[faces]\nudp_idle_timeout_s = 1\nstream_queue_bytes = 9056\nqueue_bytes = 9056\nreassembly_bytes = {MIN_REASSEMBLY_BYTES}\nmax_faces = 0\n\
+            "[faces]\nudp_idle_timeout_s = 1\nstream_queue_bytes = 9056\nqueue_bytes = 9056\nreassembly_bytes = {MIN_REASSEMBLY_BYTES}\nmax_faces = 0\nevict_idle_s = 1\n\
              [tables]\ncs_capacity = 0\npit_capacity = 1\nmax_interest_lifetime_ms = 1\ndead_nonce_lifetime_ms = 0\n\
              [dpdk]\nqueue_size = 1\nmbufs = 0\n[workers]\ncount = {MAX_WORKERS}\n"
         );
         Config::parse(&edges, "t").unwrap();
+        assert_eq!(Config::parse("[faces]\nevict_idle_s = 86400\n", "t").unwrap().faces.evict_idle_s, 86_400);
     }
 
     #[test]

@@ -118,6 +118,7 @@ impl Daemon {
             stream_queue_bytes: cfg.faces.stream_queue_bytes,
             queue_bytes: cfg.faces.queue_bytes,
             max_faces: cfg.faces.max_faces,
+            evict_idle: Duration::from_secs(cfg.faces.evict_idle_s),
             reassembly_bytes: cfg.faces.reassembly_bytes,
             // One port per worker; with a single worker the I/O thread reads it.
             hash_ports: cfg.workers.udp_ports.first().map(|&base| HashPorts { base, count: placement.len().max(1) }),
@@ -336,8 +337,17 @@ impl Daemon {
         let mut burst = std::mem::take(&mut self.burst);
         self.forward(now, &mut burst);
         self.burst = burst;
+        self.routes_to_io();
         self.io.flush();
         Ok(())
+    }
+
+    /// Tells the I/O layer which faces routes now go through (or no longer
+    /// do), after management and route expiry changed the RIB: those faces
+    /// never give way to a new peer at the face limit.
+    fn routes_to_io(&mut self) {
+        let io = &mut self.io;
+        self.rib.drain_routed(|face, routed| io.set_routed(face, routed));
     }
 
     /// One iteration with DPDK ports, which must be polled: a burst from every
@@ -373,6 +383,7 @@ impl Daemon {
             self.burst = burst;
         }
         if sockets || std::mem::take(&mut self.io_pending) {
+            self.routes_to_io();
             self.io.flush();
         }
         self.dpdk.as_mut().expect("spinning on DPDK ports").flush();
@@ -484,6 +495,7 @@ impl Daemon {
             workers.broadcast(Change::route(&self.fwd, &prefix));
         }
         workers.notify();
+        self.routes_to_io();
         self.io.flush();
         #[cfg(feature = "dpdk")]
         if let Some(d) = &mut self.dpdk {

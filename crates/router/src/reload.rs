@@ -96,6 +96,7 @@ impl Daemon {
             "faces.stream_queue_bytes" => faces.stream_queue_bytes,
             "faces.queue_bytes" => faces.queue_bytes,
             "faces.max_faces" => faces.max_faces,
+            "faces.evict_idle_s" => faces.evict_idle_s,
             "faces.reassembly_bytes" => faces.reassembly_bytes,
             // Any key of the section not named above.
             "faces" => faces,
@@ -220,6 +221,15 @@ mod tests {
     /// The faces the FIB sends Interests under `prefix` to (its exact entry).
     fn hops(d: &Daemon, prefix: &str) -> Vec<u32> {
         d.fwd.fib.get(&name(prefix)).map(|e| e.nexthops.iter().map(|h| h.face).collect()).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_changed_evict_idle_waits_for_a_restart_under_its_own_name() {
+        let mut d = Daemon::new(&config("")).unwrap();
+        let mut changed = config("");
+        changed.faces.evict_idle_s += 1;
+        assert_eq!(d.reload(changed).need_restart, ["faces.evict_idle_s"]);
+        assert_eq!(d.config.faces.evict_idle_s, config("").faces.evict_idle_s);
     }
 
     #[test]

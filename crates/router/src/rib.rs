@@ -50,12 +50,15 @@ pub struct Rib {
     routes_of: HashMap<FaceId, usize>,
     timers: TimerWheel<RouteKey>,
     fired: Vec<RouteKey>,
+    /// Faces that gained their first route or lost their last since
+    /// [`Rib::drain_routed`] last ran.
+    routed_changed: Vec<FaceId>,
 }
 
 impl Rib {
     /// An empty RIB.
     pub fn new(now_ms: u64) -> Self {
-        Rib { entries: HashMap::new(), routes_of: HashMap::new(), timers: TimerWheel::new(now_ms), fired: Vec::new() }
+        Rib { entries: HashMap::new(), routes_of: HashMap::new(), timers: TimerWheel::new(now_ms), fired: Vec::new(), routed_changed: Vec::new() }
     }
 
     /// Adds or updates the route (prefix, face, origin) and refreshes its face's
@@ -70,7 +73,11 @@ impl Rib {
             }
             *slot = (route, timer);
         } else {
-            *self.routes_of.entry(route.face).or_default() += 1;
+            let count = self.routes_of.entry(route.face).or_default();
+            if *count == 0 {
+                self.routed_changed.push(route.face);
+            }
+            *count += 1;
             routes.push((route, timer));
         }
         self.sync(fib, prefix, face);
@@ -101,6 +108,7 @@ impl Rib {
             *count -= n;
             if *count == 0 {
                 self.routes_of.remove(&face);
+                self.routed_changed.push(face);
             }
         }
     }
@@ -147,6 +155,16 @@ impl Rib {
         changed
     }
 
+    /// Calls `f(face, routed)` for each face that gained its first route or lost
+    /// its last since the last call, with whether a route goes through it now:
+    /// the daemon passes it to the I/O layer, which keeps such a face
+    /// (`trajan_io::Io::set_routed`) when a new peer needs room.
+    pub fn drain_routed(&mut self, mut f: impl FnMut(FaceId, bool)) {
+        for face in self.routed_changed.drain(..) {
+            f(face, self.routes_of.contains_key(&face));
+        }
+    }
+
     /// When the next route expires, for the I/O loop's poll timeout.
     pub fn next_deadline(&self) -> Option<u64> {
         self.timers.next_deadline()
@@ -185,6 +203,34 @@ mod tests {
 
     fn route(face: FaceId, origin: u64, cost: u64) -> Route {
         Route { face, origin, cost, flags: 1, expires_ms: None }
+    }
+
+    /// The I/O layer hears when a face's first route comes and its last goes,
+    /// and not for the routes between.
+    #[test]
+    fn faces_gaining_their_first_route_or_losing_their_last_are_reported() {
+        let mut fib = Fib::new();
+        let mut rib = Rib::new(0);
+        let (a, b): (Name, Name) = ("/a".parse().unwrap(), "/b".parse().unwrap());
+        let drained = |rib: &mut Rib| {
+            let mut v = Vec::new();
+            rib.drain_routed(|face, routed| v.push((face, routed)));
+            v
+        };
+        rib.register(&mut fib, &a, route(7, ORIGIN_APP, 1));
+        rib.register(&mut fib, &b, route(7, ORIGIN_APP, 1));
+        rib.register(&mut fib, &a, Route { expires_ms: Some(100), ..route(8, ORIGIN_APP, 1) });
+        assert_eq!(drained(&mut rib), [(7, true), (8, true)]);
+        assert!(rib.unregister(&mut fib, &a, 7, ORIGIN_APP));
+        assert_eq!(drained(&mut rib), []);
+        assert!(rib.unregister(&mut fib, &b, 7, ORIGIN_APP));
+        rib.expire(&mut fib, 150);
+        assert_eq!(drained(&mut rib), [(7, false), (8, false)]);
+        // Gone and back before the daemon looked: reported as it is now.
+        rib.register(&mut fib, &a, route(9, ORIGIN_APP, 1));
+        assert!(rib.unregister(&mut fib, &a, 9, ORIGIN_APP));
+        rib.register(&mut fib, &a, route(9, ORIGIN_APP, 1));
+        assert_eq!(drained(&mut rib), [(9, true), (9, true), (9, true)]);
     }
 
     #[test]
