@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Fuzzes trajan-wire's codecs, trajan-engine's forwarder and trajan-io's
+# Fuzzes trajan-wire's codecs, trajan-engine's forwarder, trajan-io's
 # dispatch key, inbound handling (fragment reassembly within a shared
-# budget) and stream framing with cargo-fuzz (libFuzzer), one target at a time.
+# budget), stream framing and UDP face table (faces made, timed out and
+# giving way to new peers at the face limit, from hostile datagrams), and
+# trajan-router's NFD management (sequences of commands and dataset requests
+# from local and remote faces) with cargo-fuzz (libFuzzer), one target at a
+# time.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #

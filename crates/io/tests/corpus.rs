@@ -1,5 +1,6 @@
 //! Replays the committed corpora of this crate's fuzz targets
-//! (`fuzz/corpus/dispatch_key/*`, `fuzz/corpus/inbound/*`, `fuzz/corpus/framing/*`) through the checks the targets run, so the
+//! (`fuzz/corpus/dispatch_key/*`, `fuzz/corpus/inbound/*`, `fuzz/corpus/framing/*`,
+//! `fuzz/corpus/datagram/*`) through the checks the targets run, so the
 //! default stable-Rust test run re-checks every input the fuzzer kept.
 
 use std::path::Path;

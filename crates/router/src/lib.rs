@@ -9,6 +9,7 @@ pub mod daemon;
 pub mod dispatch;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
+pub mod fuzzing;
 pub mod logging;
 pub mod mgmt;
 pub mod node_fibs;

@@ -26,9 +26,10 @@ pub type Check = fn(&[u8]);
 
 /// Replays the committed corpus of `targets` (`root/<target>/*`, the folders
 /// cargo-fuzz keeps) through their checks, for the corpus tests of this
-/// crate, trajan-engine and trajan-io, whose targets lie beside these. Returns the
-/// inputs whose check panicked. Panics when a target has no seed inputs: the
-/// fuzzer would start from nothing, and the test would replay nothing.
+/// crate, trajan-engine, trajan-io and trajan-router, whose targets lie beside
+/// these. Returns the inputs whose check panicked. Panics when a target has no
+/// seed inputs: the fuzzer would start from nothing, and the test would replay
+/// nothing.
 pub fn replay(root: &Path, targets: &[(&str, Check)]) -> Vec<PathBuf> {
     let mut failures = Vec::new();
     for (target, check) in targets {
