@@ -321,7 +321,7 @@ impl Config {
             p.encap.parse::<trajan_io::encap::Encap>().map_err(|e| invalid(&format!("dpdk.ports[{i}].encap"), e))?;
             parse_mac(&p.remote_mac).map_err(|e| invalid(&format!("dpdk.ports[{i}].remote_mac"), e))?;
         }
-        self.validate_workers(&invalid)?;
+        self.validate_workers(invalid)?;
         let ranges = [
             // A queue or budget smaller than one packet drops every largest packet.
             ("faces.udp_idle_timeout_s", self.faces.udp_idle_timeout_s, 1, u64::MAX),

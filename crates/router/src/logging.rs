@@ -37,7 +37,7 @@ pub fn init(cfg: &LogConfig) {
 /// `NO_COLOR` is set to anything but the empty string (no-color.org). A log
 /// file or journald would otherwise keep the escape codes.
 fn colours_wanted(terminal: bool, no_color: Option<OsString>) -> bool {
-    terminal && no_color.map_or(true, |v| v.is_empty())
+    terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 /// What [`set_level`] did.
