@@ -250,12 +250,12 @@ pub struct Io {
     /// Permanent TCP faces waiting to redial, with when.
     redials: Vec<(FaceId, Instant)>,
     next_sweep: Instant,
-    /// No face that may give way to a new peer ([`Face::gives_way`]) last
-    /// received before this: the oldest such face when a full table was last
-    /// searched and none had been idle for [`IoConfig::evict_idle`], or when
-    /// there was none, the time of the search (faces made later, and faces
-    /// heard from since, are newer still). Until `evict_idle` after it no face
-    /// can give way, so a flood of new peers against a full table of busy faces
+    /// Until `evict_idle` after this, a search of the full table would find
+    /// too few faces to give way ([`Face::gives_way`]): set, when a search
+    /// found none idle for [`IoConfig::evict_idle`], to when the oldest such
+    /// face last received (faces made later, and faces heard from since, are
+    /// newer still), and otherwise (none at all, or too few) to the time of
+    /// the search. So a flood of new peers against a full table of busy faces
     /// costs no search per attempt.
     idle_floor: Instant,
     stats: IoStats,
@@ -1097,31 +1097,39 @@ impl Io {
     }
 
     /// Whether a new network peer may have a face: below the face limit, or
-    /// once the faces that idled longest have given way to it, as long as each
-    /// gives way ([`Face::gives_way`]) and was idle for [`IoConfig::evict_idle`]
+    /// once the faces that idled longest have given way to it, each one that
+    /// may ([`Face::gives_way`]) and was idle for [`IoConfig::evict_idle`]
     /// (closed with `FaceDown`, counted in [`IoStats::idle_evictions`]). One
     /// such face makes room, or more while local applications' and
-    /// management's faces keep the table above the limit (if too few can go,
-    /// those that can go all the same: they would have to for any new peer).
-    /// The search is a pass over every face, made only at the limit and never
-    /// while [`Io::idle_floor`] shows that no face can have idled long enough.
+    /// management's faces keep the table above the limit; if too few can go,
+    /// none does, since closing them would admit nobody. The search is a pass
+    /// over every face, made only at the limit and never while
+    /// [`Io::idle_floor`] shows that it would find too few.
     fn room_for_peer(&mut self, now: Instant, events: &mut Vec<IoEvent>) -> bool {
-        while self.at_face_limit() {
-            if now.saturating_duration_since(self.idle_floor) < self.cfg.evict_idle {
-                return false;
-            }
-            let oldest = self.faces.values().filter(|f| f.gives_way()).min_by_key(|f| f.last_rx).map(|f| (f.info.id, f.last_rx));
-            match oldest {
-                Some((id, last_rx)) if now.saturating_duration_since(last_rx) >= self.cfg.evict_idle => {
-                    self.stats.idle_evictions += 1;
-                    tracing::debug!(face = id, idle = ?now.saturating_duration_since(last_rx), "idle face closed to make room for a new peer");
-                    self.close_face(id, Some(events));
-                }
-                _ => {
-                    self.idle_floor = oldest.map_or(now, |(_, last_rx)| last_rx);
-                    return false;
-                }
-            }
+        if !self.at_face_limit() {
+            return true;
+        }
+        let evict_idle = self.cfg.evict_idle;
+        if now.saturating_duration_since(self.idle_floor) < evict_idle {
+            return false;
+        }
+        let needed = self.faces.len() + 1 - self.cfg.max_faces;
+        let mut candidates: Vec<(Instant, FaceId)> = self.faces.values().filter(|f| f.gives_way()).map(|f| (f.last_rx, f.info.id)).collect();
+        candidates.sort_unstable();
+        let idle = candidates.iter().take_while(|(last_rx, _)| now.saturating_duration_since(*last_rx) >= evict_idle).count();
+        if idle < needed {
+            // None idle enough: none will be before the oldest is. Some, but too
+            // few: wait as long again (faces closing meanwhile need no search).
+            self.idle_floor = match candidates.first() {
+                Some(&(oldest, _)) if idle == 0 => oldest,
+                _ => now,
+            };
+            return false;
+        }
+        for &(last_rx, id) in &candidates[..needed] {
+            self.stats.idle_evictions += 1;
+            tracing::debug!(face = id, idle = ?now.saturating_duration_since(last_rx), "idle face closed to make room for a new peer");
+            self.close_face(id, Some(events));
         }
         true
     }
@@ -1669,6 +1677,37 @@ mod tests {
         assert_eq!(io.stats.idle_evictions, 0);
         assert!(faces.iter().all(|f| io.faces.contains_key(f)));
         assert!(io.faces.contains_key(&made_udp));
+    }
+
+    /// Management's faces can keep the table above the limit: then a new peer
+    /// needs more than one face to go, and when too few can, none goes (they
+    /// would close and admit nobody).
+    #[test]
+    fn an_over_full_table_closes_no_face_unless_that_admits_the_peer() {
+        let evict_idle = Duration::from_secs(10);
+        let mut io = Io::new(IoConfig { max_faces: 2, evict_idle, ..config() }).unwrap();
+        let udp = io.local_addrs().0[0];
+        let mut events = Vec::new();
+        let (_peers, faces) = udp_peers(&mut io, &mut events, 2);
+        let target = udp_peer();
+        io.create_face(&format!("udp4://{}", target.local_addr().unwrap()), Persistency::Persistent).unwrap();
+        backdate(&mut io, faces[0], evict_idle * 2);
+
+        // Three faces, a limit of two: two must go, and only one may.
+        let refused = udp_peer();
+        refused.send_to(&interest("/refused"), udp).unwrap();
+        poll_until(&mut io, &mut events, |io, _| io.stats.face_limit_drops == 1);
+        assert!(face_downs(&events).is_empty(), "{events:?}");
+        assert_eq!(io.stats.idle_evictions, 0);
+
+        // Both idle enough: both go for the next peer.
+        backdate(&mut io, faces[1], evict_idle * 2);
+        io.idle_floor -= evict_idle * 2;
+        let admitted = udp_peer();
+        admitted.send_to(&interest("/admitted"), udp).unwrap();
+        poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 3);
+        assert_eq!(face_downs(&events), faces);
+        assert_eq!((io.stats.idle_evictions, io.stats.face_limit_drops), (2, 1));
     }
 
     #[test]
