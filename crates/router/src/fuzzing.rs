@@ -215,8 +215,8 @@ struct Tables {
     faces: BTreeMap<FaceId, (bool, bool)>,
     /// The I/O layer's faces: their persistency.
     io_faces: BTreeMap<FaceId, Persistency>,
-    /// Capacity, admit, serve.
-    cs: (usize, bool, bool),
+    /// Capacity, and admit and serve as NFD's Flags (CS_ENABLE_ADMIT, CS_ENABLE_SERVE).
+    cs: (usize, u64),
 }
 
 impl Tables {
@@ -227,7 +227,8 @@ impl Tables {
         let faces = h.fwd.faces.iter().map(|(id, m)| (id, (m.local, m.local_fields))).collect();
         let io_faces = h.io.faces().map(|f| (f.id, f.persistency)).collect();
         let cs = &h.fwd.pcct.cs;
-        Tables { rib, fib, strategies, faces, io_faces, cs: (cs.capacity(), cs.admits(), cs.serves()) }
+        let flags = if cs.admits() { CS_ENABLE_ADMIT } else { 0 } | if cs.serves() { CS_ENABLE_SERVE } else { 0 };
+        Tables { rib, fib, strategies, faces, io_faces, cs: (cs.capacity(), flags) }
     }
 
     /// The FIB's next hops the RIB derives: the cheapest route per prefix and face.
@@ -407,8 +408,7 @@ impl Harness {
                 assert!(!prefix.is_empty() && self.fwd.strategies.get(&prefix).is_none(), "{name}: strategy still set");
             }
             ("cs", "config") => {
-                let (capacity, admit, serve) = after.cs;
-                let flags = if admit { CS_ENABLE_ADMIT } else { 0 } | if serve { CS_ENABLE_SERVE } else { 0 };
+                let (capacity, flags) = after.cs;
                 assert_eq!((body.capacity, body.flags), (Some(capacity as u64), Some(flags)), "{name}: CS configuration");
             }
             ("cs", "erase") => assert!(body.count.unwrap_or(0) <= asked.count.unwrap_or(u64::MAX), "{name}: erased more than asked"),
@@ -499,8 +499,7 @@ impl Harness {
             }
             ("cs", "info") => {
                 let info = decode_list::<CsInfo>(content).expect("cs/info decodes");
-                let (capacity, admit, serve) = t.cs;
-                let flags = if admit { CS_ENABLE_ADMIT } else { 0 } | if serve { CS_ENABLE_SERVE } else { 0 };
+                let (capacity, flags) = t.cs;
                 assert_eq!(info.iter().map(|i| (i.capacity, i.flags)).collect::<Vec<_>>(), [(capacity as u64, flags)]);
             }
             _ => unreachable!("a dataset management does not know was refused"),
