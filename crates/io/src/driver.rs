@@ -1282,6 +1282,14 @@ mod tests {
 
     use super::*;
 
+    /// How long the face-limit tests' faces must idle before giving way to a new peer.
+    const EVICT_IDLE: Duration = Duration::from_secs(10);
+
+    /// A shell admitting `max_faces` faces, whose idle faces give way after [`EVICT_IDLE`].
+    fn face_limited(max_faces: usize) -> Io {
+        Io::new(IoConfig { max_faces, evict_idle: EVICT_IDLE, ..config() }).unwrap()
+    }
+
     #[test]
     fn io_and_waker_can_move_to_their_threads() {
         fn movable<T: Send>() {}
@@ -1539,12 +1547,11 @@ mod tests {
 
     #[test]
     fn a_full_table_gives_way_to_a_new_tcp_peer_by_closing_the_face_idle_longest() {
-        let evict_idle = Duration::from_secs(10);
-        let mut io = Io::new(IoConfig { max_faces: 3, evict_idle, ..config() }).unwrap();
+        let mut io = face_limited(3);
         let mut events = Vec::new();
         let mut peers = tcp_peers(&mut io, &mut events, 3);
         for (k, (_, face)) in peers.iter().enumerate() {
-            backdate(&mut io, *face, evict_idle * (k as u32 + 2));
+            backdate(&mut io, *face, EVICT_IDLE * (k as u32 + 2));
         }
         // The longest idle peer sends an Interest and is idle no more; the next
         // sends a TLV element the engine throws away, which renews nothing.
@@ -1579,13 +1586,12 @@ mod tests {
 
     #[test]
     fn a_full_table_gives_way_to_a_new_udp_peer_by_closing_the_face_idle_longest() {
-        let evict_idle = Duration::from_secs(10);
-        let mut io = Io::new(IoConfig { max_faces: 3, evict_idle, ..config() }).unwrap();
+        let mut io = face_limited(3);
         let udp = io.local_addrs().0[0];
         let mut events = Vec::new();
         let (peers, faces) = udp_peers(&mut io, &mut events, 3);
         for (k, face) in faces.iter().enumerate() {
-            backdate(&mut io, *face, evict_idle * (k as u32 + 2));
+            backdate(&mut io, *face, EVICT_IDLE * (k as u32 + 2));
         }
         peers[2].send_to(&interest("/busy"), udp).unwrap();
         peers[1].send_to(&[0x01, 0x00], udp).unwrap();
@@ -1618,13 +1624,12 @@ mod tests {
     /// it keeps its place as long as a route goes through it.
     #[test]
     fn a_face_a_route_goes_through_never_gives_way() {
-        let evict_idle = Duration::from_secs(10);
-        let mut io = Io::new(IoConfig { max_faces: 2, evict_idle, ..config() }).unwrap();
+        let mut io = face_limited(2);
         let udp = io.local_addrs().0[0];
         let mut events = Vec::new();
         let (_peers, faces) = udp_peers(&mut io, &mut events, 2);
-        backdate(&mut io, faces[0], evict_idle * 3);
-        backdate(&mut io, faces[1], evict_idle * 2);
+        backdate(&mut io, faces[0], EVICT_IDLE * 3);
+        backdate(&mut io, faces[1], EVICT_IDLE * 2);
         io.set_routed(faces[0], true);
 
         let late = udp_peer();
@@ -1645,8 +1650,7 @@ mod tests {
     fn faces_that_management_or_local_applications_made_never_give_way() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nfd.sock");
-        let evict_idle = Duration::from_secs(10);
-        let mut io = Io::new(IoConfig { max_faces: 4, evict_idle, unix_path: Some(path.clone()), ..config() }).unwrap();
+        let mut io = Io::new(IoConfig { max_faces: 4, evict_idle: EVICT_IDLE, unix_path: Some(path.clone()), ..config() }).unwrap();
         let (udp, tcp) = (io.local_addrs().0[0], io.local_addrs().1[0]);
         let mut events = Vec::new();
         // Management's faces, on-demand though they are.
@@ -1667,7 +1671,7 @@ mod tests {
         let faces: Vec<FaceId> = io.faces.keys().copied().collect();
         assert_eq!(faces.len(), 4);
         for face in &faces {
-            backdate(&mut io, *face, evict_idle * 3);
+            backdate(&mut io, *face, EVICT_IDLE * 3);
         }
 
         udp_peer().send_to(&interest("/new"), udp).unwrap();
@@ -1684,14 +1688,13 @@ mod tests {
     /// would close and admit nobody).
     #[test]
     fn an_over_full_table_closes_no_face_unless_that_admits_the_peer() {
-        let evict_idle = Duration::from_secs(10);
-        let mut io = Io::new(IoConfig { max_faces: 2, evict_idle, ..config() }).unwrap();
+        let mut io = face_limited(2);
         let udp = io.local_addrs().0[0];
         let mut events = Vec::new();
         let (_peers, faces) = udp_peers(&mut io, &mut events, 2);
         let target = udp_peer();
         io.create_face(&format!("udp4://{}", target.local_addr().unwrap()), Persistency::Persistent).unwrap();
-        backdate(&mut io, faces[0], evict_idle * 2);
+        backdate(&mut io, faces[0], EVICT_IDLE * 2);
 
         // Three faces, a limit of two: two must go, and only one may.
         let refused = udp_peer();
@@ -1701,8 +1704,8 @@ mod tests {
         assert_eq!(io.stats.idle_evictions, 0);
 
         // Both idle enough: both go for the next peer.
-        backdate(&mut io, faces[1], evict_idle * 2);
-        io.idle_floor -= evict_idle * 2;
+        backdate(&mut io, faces[1], EVICT_IDLE * 2);
+        io.idle_floor -= EVICT_IDLE * 2;
         let admitted = udp_peer();
         admitted.send_to(&interest("/admitted"), udp).unwrap();
         poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 3);
@@ -1712,8 +1715,7 @@ mod tests {
 
     #[test]
     fn below_evict_idle_a_new_peer_is_refused_and_the_table_is_not_searched_again_before_time() {
-        let evict_idle = Duration::from_secs(10);
-        let mut io = Io::new(IoConfig { max_faces: 2, evict_idle, ..config() }).unwrap();
+        let mut io = face_limited(2);
         let (udp, tcp) = (io.local_addrs().0[0], io.local_addrs().1[0]);
         let mut events = Vec::new();
         let peers = [udp_peer(), udp_peer()];
@@ -1722,9 +1724,9 @@ mod tests {
         }
         poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 2);
         let older = face_of(&io, peers[0].local_addr().unwrap());
-        backdate(&mut io, older, evict_idle / 2);
+        backdate(&mut io, older, EVICT_IDLE / 2);
         // As long after the start as a search may be made.
-        io.idle_floor -= evict_idle * 2;
+        io.idle_floor -= EVICT_IDLE * 2;
 
         let late = udp_peer();
         late.send_to(&interest("/late"), udp).unwrap();
@@ -1734,10 +1736,10 @@ mod tests {
         assert_eq!(io.stats.idle_evictions, 0);
         assert_eq!(io.faces.len(), 2);
         // The search remembered when the oldest face was last heard from: until
-        // it has been idle for evict_idle, new peers are refused without one.
+        // it has been idle for EVICT_IDLE, new peers are refused without one.
         assert_eq!(io.idle_floor, io.faces[&older].last_rx);
         let f = io.faces.get_mut(&older).unwrap();
-        f.last_rx -= evict_idle;
+        f.last_rx -= EVICT_IDLE;
         late.send_to(&interest("/late/again"), udp).unwrap();
         poll_until(&mut io, &mut events, |io, _| io.stats.face_limit_drops == 3);
         assert!(face_downs(&events).is_empty(), "the table was searched: {events:?}");
