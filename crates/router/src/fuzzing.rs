@@ -55,9 +55,9 @@ use trajan_wire::mgmt::{
 use trajan_wire::signed::{sign_digest_sha256, SignatureFields};
 use trajan_wire::tlv::{read_nonneg, write_tlv};
 use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
-use trajan_wire::{Data, Interest, LpPacket, Name};
+use trajan_wire::{Data, Interest, LpPacket, Name, MAX_PACKET_SIZE};
 
-use crate::mgmt::Management;
+use crate::mgmt::{Management, MAX_REQUEST_NAME};
 use crate::rib::Rib;
 
 /// Every fuzz target of this crate by name (the name of its
@@ -337,6 +337,13 @@ impl Harness {
         let ingress = headers.incoming_face_id.unwrap_or(0) as FaceId;
         let local = before.faces.get(&ingress).is_some_and(|&(l, _)| l);
         let name = &interest.name;
+        if name.value().len() > MAX_REQUEST_NAME {
+            // Unanswered only when no answer could fit: a refusal adds under 256 bytes to the name.
+            if answer.is_some() || name.value().len() < MAX_PACKET_SIZE - 256 {
+                assert_eq!(status_of(&named(&answer, name)).status_code, 400, "{name}: over the bound");
+            }
+            return assert_eq!(Tables::of(self), before, "{name}: a request over the bound changed the tables");
+        }
         let Ok(req) = parse_request(name) else {
             assert_eq!(status_of(&named(&answer, name)).status_code, 400, "{name}: a malformed request");
             return assert_eq!(Tables::of(self), before, "{name}: a malformed request changed the tables");
@@ -424,7 +431,7 @@ impl Harness {
             let Some(answer) = answer else { return };
             let d = reply_data(&answer);
             let want = name.prefix(5).append_number(SEGMENT_COMPONENT, name.segment().unwrap_or(0));
-            return assert_eq!(d.name(), &want, "a stored segment for {name}");
+            return assert!(d.name() == &want && name.is_prefix_of(d.name()), "{name} answered with {}", d.name());
         }
         let first = reply_data(&answer.unwrap_or_else(|| panic!("{name}: no answer")));
         let known = ["general", "workers"].contains(&verb) && module == "status"
@@ -612,7 +619,9 @@ fn show(value: &[u8]) -> String {
 fn reply_data(answer: &Bytes) -> Data {
     let lp = LpPacket::decode(answer).expect("an answer is an LpPacket");
     assert_eq!(lp.headers.cache_policy, Some(CACHE_POLICY_NO_CACHE), "an answer may be cached");
-    Data::decode(&lp.fragment.expect("an answer carries a packet")).expect("an answer is a Data")
+    let data = lp.fragment.expect("an answer carries a packet");
+    assert!(data.len() <= MAX_PACKET_SIZE, "an answer of {} bytes, which no consumer takes", data.len());
+    Data::decode(&data).expect("an answer is a Data")
 }
 
 /// The Data of `answer`, which must be named `name`.

@@ -27,7 +27,7 @@ use trajan_wire::mgmt::{
     NextHopRecord, Record, RibEntry, Route as RouteRecord, Strategy, StrategyChoice, CS_ENABLE_ADMIT, CS_ENABLE_SERVE,
 };
 use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
-use trajan_wire::{Interest, Name};
+use trajan_wire::{Interest, Name, MAX_PACKET_SIZE};
 
 use crate::rib::{Rib, Route};
 use crate::workers::{Change, ShardStats, Workers};
@@ -44,6 +44,14 @@ const DATASET_CACHE: usize = 16;
 const DATASET_CACHE_BYTES: usize = 64 << 20;
 /// FreshnessPeriod of every management reply.
 const REPLY_FRESHNESS_MS: u64 = 1000;
+
+/// Bytes a request's name (its TLV-VALUE) may hold. An answer is named as its
+/// request, and a command's answer repeats its parameters (an error may quote
+/// its Uri), so an answer is about twice its request's name: a longer request
+/// is refused before it takes effect, since its answer could exceed
+/// [`MAX_PACKET_SIZE`] and be dropped, leaving the tool to time out on a
+/// command that did happen. Real commands' names are a few hundred bytes.
+pub(crate) const MAX_REQUEST_NAME: usize = 4096;
 
 /// Management state: the dataset segments already produced, and the
 /// `faces/create` commands still waiting for their TCP connection.
@@ -104,6 +112,10 @@ impl Management {
         let lp = LpPacket::decode(pkt).ok()?;
         let interest = Interest::decode(&lp.fragment?).ok()?;
         let ingress = lp.headers.incoming_face_id.unwrap_or(0) as u32;
+        if interest.name.value().len() > MAX_REQUEST_NAME {
+            let why = format!("Request name over {MAX_REQUEST_NAME} bytes: its answer might not fit a packet");
+            return reply(&interest.name, bad(&why)).map(uncached);
+        }
         self.answer(&interest, ingress, now_ms, fwd, rib, io, workers).map(uncached)
     }
 
@@ -129,7 +141,7 @@ impl Management {
             propagate("faces", "create", &resp, fwd, w);
         }
         tracing::debug!(face, code = resp.status_code, "faces/create answered after its connection");
-        Some(uncached(reply(&name, resp)))
+        reply(&name, resp).map(uncached)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -145,14 +157,14 @@ impl Management {
     ) -> Option<Bytes> {
         let req = match parse_request(&interest.name) {
             Ok(r) => r,
-            Err(_) => return Some(reply(&interest.name, ControlResponse::error(400, "Malformed command"))),
+            Err(_) => return reply(&interest.name, bad("Malformed command")),
         };
         // Only local faces (applications on this host, loopback peers) manage
         // the router or read its state, as in NFD: a neighbour's `/localhop`
         // request would otherwise learn every face's address and route, and
         // each new dataset version costs the control thread a pass over them.
         if !fwd.faces.get(ingress).is_some_and(|f| f.local) {
-            return Some(reply(&interest.name, ControlResponse::error(403, "Management is open only to local faces")));
+            return reply(&interest.name, ControlResponse::error(403, "Management is open only to local faces"));
         }
         let Some(params) = req.params else {
             let stats = match workers {
@@ -179,7 +191,7 @@ impl Management {
             propagate(&req.module, &req.verb, &resp, fwd, w);
         }
         tracing::debug!(module = %req.module, verb = %req.verb, code = resp.status_code, "management command");
-        Some(reply(&interest.name, resp))
+        reply(&interest.name, resp)
     }
 
     /// Serves a status dataset: a new version for a bare dataset name, or a later
@@ -198,10 +210,16 @@ impl Management {
     ) -> Option<Bytes> {
         let base_len = 4;
         if name.len() > base_len {
+            // `<dataset>/<version>` asks for segment 0 and `<dataset>/<version>/<segment>`
+            // for that segment; no segment held is named by any longer name.
+            let seg = match name.len() - base_len {
+                1 => 0,
+                2 => name.segment()?,
+                _ => return None,
+            };
             let versioned = name.prefix(base_len + 1);
-            let seg = name.segment().unwrap_or(0) as usize;
             let (_, segments) = self.datasets.iter().find(|(n, _)| *n == versioned)?;
-            return segments.get(seg).cloned();
+            return segments.get(usize::try_from(seg).ok()?).cloned();
         }
         let total = ShardStats::sum(shards);
         let content = match (module, verb) {
@@ -217,7 +235,7 @@ impl Management {
             // CsInfo is one whole element (type 0x80), unlike status/general's bare fields.
             ("cs", "info") => encode_list(&[cs_info(fwd, &total)]),
             ("strategy-choice", "list") => encode_list(&strategy_list(fwd)),
-            _ => return Some(reply(name, ControlResponse::error(501, "Unsupported dataset"))),
+            _ => return reply(name, ControlResponse::error(501, "Unsupported dataset")),
         };
         let version = unix_ms().max(self.last_version + 1);
         self.last_version = version;
@@ -327,8 +345,16 @@ impl Management {
 }
 
 /// A command reply: Data named as the Interest, carrying the ControlResponse.
-fn reply(name: &Name, resp: ControlResponse) -> Bytes {
-    DataBuilder::new(name.clone()).freshness_ms(REPLY_FRESHNESS_MS).build(&resp.encode())
+/// `None` when that Data would exceed [`MAX_PACKET_SIZE`], which a consumer
+/// drops anyway: only a request whose name alone nearly fills a packet, one
+/// [`MAX_REQUEST_NAME`] refuses, goes unanswered.
+fn reply(name: &Name, resp: ControlResponse) -> Option<Bytes> {
+    let data = DataBuilder::new(name.clone()).freshness_ms(REPLY_FRESHNESS_MS).build(&resp.encode());
+    if data.len() > MAX_PACKET_SIZE {
+        tracing::debug!(bytes = data.len(), code = resp.status_code, "management answer too large to send");
+        return None;
+    }
+    Some(data)
 }
 
 /// Replies describe the router's state at one instant: they are never cached, so
@@ -816,6 +842,64 @@ mod tests {
         assert_eq!(r.rib.iter().count(), 0);
         assert_eq!(status(&r.ask(LOCAL, command_name(MgmtScope::Localhop, "rib", "register", &params))), Some(200));
         assert_eq!(r.rib.iter().count(), 1);
+    }
+
+    /// A dataset's later requests are answered only with a segment their name
+    /// is a prefix of: `<version>` gets segment 0, `<version>/<segment>` that
+    /// segment, and anything else nothing, where segment 0 used to come back
+    /// under a name the engine then dropped as unsolicited.
+    #[test]
+    fn a_dataset_segment_is_answered_only_under_a_name_it_satisfies() {
+        let mut r = Router::new();
+        let first = r.ask(LOCAL, dataset_name(MgmtScope::Localhost, "faces", "list"));
+        let version = first.name().prefix(5);
+        assert_eq!(first.name(), &version.append_number(SEGMENT_COMPONENT, 0));
+        assert_eq!(r.ask(LOCAL, version.clone()).name(), first.name());
+        assert_eq!(r.ask(LOCAL, first.name().clone()).name(), first.name());
+        for unanswerable in [
+            version.append_generic(b"x"),
+            version.append_number(SEGMENT_COMPONENT, 1),
+            first.name().append_generic(b"x"),
+            first.name().append_number(SEGMENT_COMPONENT, 0),
+        ] {
+            assert!(r.try_ask(LOCAL, unanswerable.clone()).is_none(), "{unanswerable}");
+        }
+    }
+
+    /// Every answer fits a packet. A command whose name could make its answer
+    /// too large is refused before it takes effect, with an answer that fits;
+    /// one just under the bound is obeyed and its answer, which repeats the
+    /// prefix, fits too; a name that alone nearly fills a packet goes
+    /// unanswered. Before, a `faces/create` with a 4.4 KB Uri was answered with
+    /// a Data over the limit, which was dropped, and the tool timed out.
+    #[test]
+    fn answers_fit_a_packet_and_longer_requests_are_refused_first() {
+        let mut r = Router::new();
+        let prefix = |len: usize| Name::from_components([(8u32, &vec![b'p'; len][..])]);
+        let register = |len: usize| {
+            let p = ControlParameters { name: Some(prefix(len)), ..Default::default() };
+            command_name(MgmtScope::Localhost, "rib", "register", &p)
+        };
+        let fragment = |answer: &Bytes| LpPacket::decode(answer).unwrap().fragment.unwrap().len();
+        let longest = (3000..5000).take_while(|&len| register(len).value().len() <= MAX_REQUEST_NAME).last().unwrap();
+
+        let answer = r.try_ask(LOCAL, register(longest)).expect("an answer");
+        assert_eq!(status(&reply_data(&answer)), Some(200));
+        assert!(fragment(&answer) <= MAX_PACKET_SIZE, "{} bytes", fragment(&answer));
+        assert!(r.rib.holds(&prefix(longest), LOCAL, 0));
+
+        let answer = r.try_ask(LOCAL, register(longest + 1)).expect("an answer");
+        assert_eq!(status(&reply_data(&answer)), Some(400));
+        assert!(!r.rib.holds(&prefix(longest + 1), LOCAL, 0), "refused, so not registered");
+
+        let uri = format!("udp4://{}.example:6363", "h".repeat(4400));
+        let create = command_name(MgmtScope::Localhost, "faces", "create", &ControlParameters { uri: Some(uri), ..Default::default() });
+        let answer = r.try_ask(LOCAL, create).expect("an answer");
+        assert_eq!(status(&reply_data(&answer)), Some(400));
+        assert!(fragment(&answer) <= MAX_PACKET_SIZE);
+
+        assert!(r.try_ask(LOCAL, register(8700)).is_none(), "no answer could fit");
+        assert!(!r.rib.holds(&prefix(8700), LOCAL, 0));
     }
 
     /// faces/list shows the internal face management answers on, which
