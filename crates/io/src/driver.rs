@@ -253,11 +253,15 @@ pub struct Io {
     /// Until `evict_idle` after this, a search of the full table would find
     /// too few faces to give way ([`Face::gives_way`]): set, when a search
     /// found none idle for [`IoConfig::evict_idle`], to when the oldest such
-    /// face last received (faces made later, and faces heard from since, are
+    /// face last received ([`Io::heard_until`]; faces made later, and faces heard from since, are
     /// newer still), and otherwise (none at all, or too few) to the time of
     /// the search. So a flood of new peers against a full table of busy faces
     /// costs no search per attempt.
     idle_floor: Instant,
+    /// Once workers read the hash face's ports ([`Io::worker_ports`]), how
+    /// long after a UDP face received they may tell it: they report what
+    /// they received periodically, so `last_rx` may be that much behind.
+    report_lag: Duration,
     stats: IoStats,
     /// What the faces' reassemblers hold, against [`IoConfig::reassembly_bytes`].
     reassembly: Budget,
@@ -337,6 +341,7 @@ impl Io {
             redials: Vec::new(),
             next_sweep: Instant::now() + sweep_interval(&cfg),
             idle_floor: Instant::now(),
+            report_lag: Duration::ZERO,
             stats: IoStats::default(),
             reassembly: Budget::new(cfg.reassembly_bytes),
             queued: 0,
@@ -362,7 +367,16 @@ impl Io {
     /// Hands the hash face's ports to the workers, one each in port order: from
     /// now on the workers read them, and the I/O thread only sends on its own
     /// duplicates. Empty without a hash face. Call once.
-    pub fn worker_ports(&mut self) -> Result<Vec<WorkerPort>, IoError> {
+    ///
+    /// `report_lag` is the longest a worker may take to tell what a face
+    /// received ([`Io::add_worker_counters`]): a UDP face is then taken as
+    /// idle only that much later, so a busy peer the workers serve is neither
+    /// closed by the idle timeout nor made to give way to a new peer while its
+    /// report is on its way.
+    pub fn worker_ports(&mut self, report_lag: Duration) -> Result<Vec<WorkerPort>, IoError> {
+        if !self.hash.is_empty() {
+            self.report_lag = report_lag;
+        }
         let os = |action| move |error| IoError::Os { action, error };
         let mut ports = Vec::with_capacity(self.hash.len());
         for i in self.hash.clone() {
@@ -1114,9 +1128,9 @@ impl Io {
             return false;
         }
         let needed = self.faces.len() + 1 - self.cfg.max_faces;
-        let mut candidates: Vec<(Instant, FaceId)> = self.faces.values().filter(|f| f.gives_way()).map(|f| (f.last_rx, f.info.id)).collect();
+        let mut candidates: Vec<(Instant, FaceId)> = self.faces.values().filter(|f| f.gives_way()).map(|f| (self.heard_until(f), f.info.id)).collect();
         candidates.sort_unstable();
-        let idle = candidates.iter().take_while(|(last_rx, _)| now.saturating_duration_since(*last_rx) >= evict_idle).count();
+        let idle = candidates.iter().take_while(|(heard, _)| now.saturating_duration_since(*heard) >= evict_idle).count();
         if idle < needed {
             // None idle enough: none will be before the oldest is. Some, but too
             // few: wait as long again (faces closing meanwhile need no search).
@@ -1126,12 +1140,21 @@ impl Io {
             };
             return false;
         }
-        for &(last_rx, id) in &candidates[..needed] {
+        for &(heard, id) in &candidates[..needed] {
             self.stats.idle_evictions += 1;
-            tracing::debug!(face = id, idle = ?now.saturating_duration_since(last_rx), "idle face closed to make room for a new peer");
+            tracing::debug!(face = id, idle = ?now.saturating_duration_since(heard), "idle face closed to make room for a new peer");
             self.close_face(id, Some(events));
         }
         true
+    }
+
+    /// The latest `f` may have received: its `last_rx`, later by
+    /// [`Io::report_lag`] for a UDP face, which a worker may serve.
+    fn heard_until(&self, f: &Face) -> Instant {
+        match f.link {
+            Link::Udp { .. } => f.last_rx + self.report_lag,
+            _ => f.last_rx,
+        }
     }
 
     /// Closes on-demand UDP faces idle for the configured timeout, and gives up
@@ -1145,7 +1168,7 @@ impl Io {
             .faces
             .values()
             .filter(|f| f.info.persistency == Persistency::OnDemand && matches!(f.link, Link::Udp { .. }))
-            .filter(|f| now.saturating_duration_since(f.last_rx) >= timeout)
+            .filter(|f| now.saturating_duration_since(self.heard_until(f)) >= timeout)
             .map(|f| f.info.id)
             .collect();
         for id in idle {
@@ -1711,6 +1734,34 @@ mod tests {
         poll_until(&mut io, &mut events, |_, ev| face_ups(ev).len() == 3);
         assert_eq!(face_downs(&events), faces);
         assert_eq!((io.stats.idle_evictions, io.stats.face_limit_drops), (2, 1));
+    }
+
+    /// Workers tell what a UDP face received only in their periodic reports,
+    /// so such a face is idle only once a report could have come too: for the
+    /// idle timeout and for giving way to a new peer. A stream face, which
+    /// only the I/O thread reads, is judged on its own reception. Before, a
+    /// busy peer the workers served could be closed at `evict_idle_s = 1`.
+    #[test]
+    fn a_udp_face_is_idle_only_once_the_workers_report_could_have_come() {
+        const LAG: Duration = Duration::from_secs(4);
+        let hash_ports = Some(HashPorts { base: "127.0.0.1:0".parse().unwrap(), count: 1 });
+        let mut io = Io::new(IoConfig { udp_idle_timeout: EVICT_IDLE, hash_ports, ..face_limited(2).cfg }).unwrap();
+        let _ports = io.worker_ports(LAG).unwrap();
+        let mut events = Vec::new();
+        let (_udp, udp) = udp_peers(&mut io, &mut events, 1);
+        let tcp = tcp_peers(&mut io, &mut events, 1);
+        for face in [udp[0], tcp[0].1] {
+            backdate(&mut io, face, EVICT_IDLE + LAG / 2);
+        }
+        let late = tcp_peers(&mut io, &mut events, 1);
+        assert_eq!(face_downs(&events), [tcp[0].1], "the stream face gave way, not the UDP face");
+        io.expire_idle(Instant::now(), &mut events);
+        assert_eq!(face_downs(&events), [tcp[0].1], "the UDP face is not idle yet");
+
+        backdate(&mut io, udp[0], LAG);
+        io.expire_idle(Instant::now(), &mut events);
+        assert_eq!(face_downs(&events), [tcp[0].1, udp[0]]);
+        assert!(io.faces.contains_key(&late[0].1));
     }
 
     #[test]

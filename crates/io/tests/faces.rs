@@ -424,7 +424,7 @@ fn a_port_by_hash_neighbour_is_one_face_sent_to_by_name() {
     }
     io.flush();
     assert!(sent[0] > 0 && sent[1] > 0, "{sent:?}");
-    for (k, port) in neighbour.worker_ports().unwrap().iter_mut().enumerate() {
+    for (k, port) in neighbour.worker_ports(Duration::ZERO).unwrap().iter_mut().enumerate() {
         let mut got = Vec::new();
         for _ in 0..500 {
             port.recv(&mut got);

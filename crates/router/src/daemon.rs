@@ -183,7 +183,7 @@ impl Daemon {
             let wake = Arc::new(move || {
                 let _ = waker.wake();
             });
-            let ports = d.io.worker_ports()?;
+            let ports = d.io.worker_ports(crate::workers::COUNTER_REPORT_LAG)?;
             let queues = d.worker_queues();
             d.workers = Some(Workers::start(fwds, fibs, &placement, ports, queues, wake, Clock::Since(d.epoch)).map_err(|e| StartError::Workers(e.to_string()))?);
             // Faces made for static routes before the workers existed.

@@ -72,6 +72,10 @@ const QUERY_TIMEOUT: Duration = Duration::from_secs(1);
 /// How often (ms) a worker reports the link counters of the faces it served on its
 /// own port; the I/O thread also takes them as activity for the idle timeout.
 const COUNTER_REPORT_MS: u64 = 1000;
+/// The longest a face's input may wait to reach the I/O thread in a worker's
+/// report: one report interval, and as long again for a report that found the
+/// ring full or waits for the I/O thread's next turn.
+pub(crate) const COUNTER_REPORT_LAG: Duration = Duration::from_millis(2 * COUNTER_REPORT_MS);
 /// Poll tokens of a worker's own poller.
 const WAKE: mio::Token = mio::Token(0);
 const PORT: mio::Token = mio::Token(1);
@@ -1228,7 +1232,7 @@ pub(crate) mod tests {
         let hash = trajan_io::HashPorts { base: "127.0.0.1:0".parse().unwrap(), count: n };
         let cfg = trajan_io::IoConfig { udp_listen: vec![], tcp_listen: vec![], unix_path: None, hash_ports: Some(hash), ..Default::default() };
         let mut io = trajan_io::Io::new(cfg).unwrap();
-        let ports = io.worker_ports().unwrap();
+        let ports = io.worker_ports(COUNTER_REPORT_LAG).unwrap();
         let hash = io.hash_ports().unwrap();
         let (fwds, fibs) = forwarders(n);
         let mut w = Workers::start(fwds, fibs, &[], ports, Vec::new(), Arc::new(|| {}), Clock::Since(Instant::now())).unwrap();
