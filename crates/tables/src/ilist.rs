@@ -14,6 +14,18 @@ pub(crate) struct Links {
     next: u32,
 }
 
+impl Links {
+    /// Translates the links through `map` after the slab moved its entries
+    /// ([`Slab::compact`]).
+    pub fn remap(&mut self, map: &[u32]) {
+        for link in [&mut self.prev, &mut self.next] {
+            if *link != NIL {
+                *link = map[*link as usize];
+            }
+        }
+    }
+}
+
 impl Default for Links {
     fn default() -> Self {
         Links { prev: NIL, next: NIL }
@@ -41,6 +53,14 @@ impl Default for List {
 }
 
 impl List {
+    /// Translates the list's ends through `map` after the slab moved its
+    /// entries ([`Slab::compact`]); each entry's [`Links`] too.
+    pub fn remap(&mut self, map: &[u32]) {
+        let mut ends = Links { prev: self.head, next: self.tail };
+        ends.remap(map);
+        (self.head, self.tail) = (ends.prev, ends.next);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.head == NIL
     }

@@ -208,16 +208,39 @@ impl LineIndex {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let doubled = crate::huge::filled(self.buckets.len() * 2, VACANT);
-        let old = std::mem::replace(&mut self.buckets, doubled);
-        self.room = room(self.buckets.len());
         debug_assert!(self.shift > 0, "2³² buckets");
-        self.shift -= 1;
+        self.rehash(self.buckets.len() * 2, |v| v);
+    }
+
+    /// Rebuilds the index in the fewest buckets that hold its entries, each
+    /// value replaced by `map(value)`: for a table that shares it and moved
+    /// its entries ([`crate::slab::Slab::compact`]), which also gives back the
+    /// buckets the entries that went no longer need.
+    pub fn rebuild(&mut self, map: impl FnMut(u32) -> u32) {
+        let mut buckets = 1;
+        while room(buckets) < self.len {
+            buckets *= 2;
+        }
+        self.rehash(buckets, map);
+    }
+
+    /// Moves every entry into `buckets` new buckets (a power of two holding
+    /// them all), its value replaced by `map(value)`.
+    fn rehash(&mut self, buckets: usize, mut map: impl FnMut(u32) -> u32) {
+        let old = std::mem::replace(&mut self.buckets, crate::huge::filled(buckets, VACANT));
+        self.room = room(buckets);
+        self.shift = 32 - buckets.trailing_zeros();
         for bucket in &old {
             for w in (0..WAYS).filter(|&w| bucket.vals[w] != EMPTY) {
-                self.place(bucket.tags[w], bucket.vals[w]);
+                self.place(bucket.tags[w], map(bucket.vals[w]));
             }
         }
+    }
+
+    /// Buckets allocated, for tests of the memory a table gives back.
+    #[cfg(test)]
+    pub fn buckets(&self) -> usize {
+        self.buckets.capacity()
     }
 }
 
@@ -227,6 +250,32 @@ mod tests {
     use crate::ways::ways_equal_each;
     use proptest::prelude::*;
     use std::collections::HashMap;
+
+    /// A rebuilt index finds every entry under its new value, in as few
+    /// buckets as hold them, and grows again as entries come.
+    #[test]
+    fn a_rebuild_maps_every_value_and_shrinks_to_the_entries() {
+        let mut ix = LineIndex::new();
+        let tag = |v: u32| v.wrapping_mul(0x9e37_79b9);
+        for v in 0..5000u32 {
+            ix.insert(tag(v), v);
+        }
+        for v in (0..5000u32).filter(|v| v % 50 != 0) {
+            assert!(ix.remove(tag(v), v));
+        }
+        let before = ix.buckets();
+        ix.rebuild(|v| v + 1);
+        assert!(ix.buckets() * 16 <= before, "{} buckets, {before} before", ix.buckets());
+        for v in 0..5000u32 {
+            assert_eq!(ix.find(tag(v), |x| x == v + 1), (v % 50 == 0).then_some(v + 1), "{v}");
+        }
+        for v in 5000..6000u32 {
+            ix.insert(tag(v), v);
+        }
+        assert_eq!(ix.len(), 1100);
+        assert!((5000..6000u32).all(|v| ix.find(tag(v), |x| x == v) == Some(v)));
+        assert!((0..5000u32).step_by(50).all(|v| ix.find(tag(v), |x| x == v + 1) == Some(v + 1)));
+    }
 
     #[test]
     fn a_home_is_the_tag_scaled_to_the_buckets() {

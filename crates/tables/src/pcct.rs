@@ -456,6 +456,7 @@ mod tests {
         Interest(u8, bool),
         Data(u8),
         Expire,
+        Capacity(usize),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -463,6 +464,7 @@ mod tests {
             (0u8..6, any::<bool>()).prop_map(|(n, mbf)| Op::Interest(n, mbf)),
             (0u8..6).prop_map(Op::Data),
             Just(Op::Expire),
+            (1usize..4).prop_map(Op::Capacity),
         ]
     }
 
@@ -470,9 +472,11 @@ mod tests {
         /// Interests and Data through the shared index give the answers of a
         /// separate PIT and CS (modelled as sets): an existing entry aggregates,
         /// else cached Data answers, else an entry is made; Data satisfies every
-        /// entry of its name and is cached when it did.
+        /// entry of its name and is cached when it did. A lower capacity
+        /// evicts the least recently used packets, and what is kept, in the
+        /// slots the store moved it to, answers as before.
         #[test]
-        fn shared_index_agrees_with_separate_tables(ops in proptest::collection::vec(op(), 0..80), cs in 1usize..4) {
+        fn shared_index_agrees_with_separate_tables(ops in proptest::collection::vec(op(), 0..80), mut cs in 1usize..4) {
             let (mut t, names) = tables(cs);
             let mut pending: Vec<(u8, bool)> = Vec::new();
             // Most recently used last.
@@ -505,6 +509,12 @@ mod tests {
                             }
                             cached.push(n);
                         }
+                    }
+                    Op::Capacity(c) => {
+                        t.cs.set_capacity(c);
+                        cs = c;
+                        let over = cached.len().saturating_sub(c);
+                        cached.drain(..over);
                     }
                     Op::Expire => {
                         now += 5000;

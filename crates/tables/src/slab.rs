@@ -3,6 +3,8 @@
 //! that stay harmless after their entry is gone, and can link entries to each other
 //! by 32-bit index instead of by pointer.
 
+use crate::ilist::NIL;
+
 /// A handle to a slab entry. The generation makes a handle to a removed entry miss
 /// even after its index is reused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -133,6 +135,34 @@ impl<T> Slab<T> {
         self.slots[idx as usize].val.as_mut().expect("linked slab index is occupied")
     }
 
+    /// Moves every entry down to the lowest indices, in index order, and gives
+    /// back the memory of the rest: a table whose entries went (a content
+    /// store whose capacity was lowered) holds no more than it keeps. Returns
+    /// each old index's new one ([`NIL`] for a vacant one), through which the
+    /// caller must translate every index it holds, so only a table that names
+    /// its entries by index and can find every such index may call it.
+    pub fn compact(&mut self) -> Vec<u32> {
+        let mut map = vec![NIL; self.slots.len()];
+        let mut slots = Vec::new();
+        crate::huge::reserve(&mut slots, self.len);
+        for (old, slot) in std::mem::take(&mut self.slots).into_iter().enumerate() {
+            if slot.val.is_some() {
+                // Below `self.slots.len()`, a u32.
+                map[old] = slots.len() as u32;
+                slots.push(slot);
+            }
+        }
+        self.slots = slots;
+        self.free = Vec::new();
+        map
+    }
+
+    /// Slots allocated, for tests of the memory a table gives back.
+    #[cfg(test)]
+    pub fn allocated(&self) -> usize {
+        self.slots.capacity()
+    }
+
     /// Starts loading every cache line of the slot at `idx` (an entry may straddle
     /// lines), for a table that knows which entry it will touch next. A hint only.
     pub fn prefetch(&self, idx: u32) {
@@ -182,6 +212,27 @@ mod tests {
         let d = s.insert("d");
         assert_eq!(d.idx, c.idx, "a discarded index is reused too");
         assert_ne!(d, c);
+    }
+
+    #[test]
+    fn compaction_moves_entries_down_in_order_and_gives_back_the_rest() {
+        let mut s = Slab::new();
+        let keys: Vec<Key> = (0..1000u32).map(|i| s.insert(i)).collect();
+        for k in keys.iter().filter(|k| k.idx % 10 != 3) {
+            s.remove(*k);
+        }
+        let map = s.compact();
+        assert_eq!((s.len(), map.len()), (100, 1000));
+        assert!(s.allocated() < 200, "{} slots held for 100 entries", s.allocated());
+        for (old, &new) in map.iter().enumerate() {
+            match old % 10 {
+                3 => assert_eq!((new, *s.at(new)), (old as u32 / 10, old as u32)),
+                _ => assert_eq!(new, NIL),
+            }
+        }
+        let k = s.insert(7);
+        assert_eq!((k.idx, s.len()), (100, 101), "no free index is left over");
+        assert_eq!(s.compact(), (0..101).collect::<Vec<u32>>());
     }
 
     #[test]
