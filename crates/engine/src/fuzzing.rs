@@ -9,7 +9,10 @@
 //! and that many bytes (fewer at the end of the input). The header byte picks
 //! the face (the low three bits), whether the clock moves first (bit 7, by
 //! the next byte times 16 ms, so lifetimes run out), whether the burst ends
-//! after this packet (bit 6), and a two-byte length instead of one (bit 5).
+//! after this packet (bit 6), a two-byte length instead of one (bit 5), and
+//! whether the CS's capacity changes (bit 4, to the next byte modulo one
+//! more than its largest, before the burst runs, as management changes it
+//! between bursts).
 //!
 //! Rejecting packets is fine; the checks panic on purpose, so nothing on a
 //! forwarding path may call them. They are what holds whatever arrives: every
@@ -60,7 +63,7 @@ fn forwarder_under_test() -> Forwarder {
 /// Runs arbitrary bytes through a forwarder (see the module documentation).
 pub fn forwarder(bytes: &[u8]) {
     let mut f = forwarder_under_test();
-    let (mut now, mut at, mut from_known) = (0u64, 0usize, 0u64);
+    let (mut now, mut at, mut from_known, mut capacity) = (0u64, 0usize, 0u64, CS_CAPACITY);
     let mut burst: Vec<(FaceId, Bytes)> = Vec::new();
     let mut out = Vec::new();
     while at < bytes.len() {
@@ -68,6 +71,10 @@ pub fn forwarder(bytes: &[u8]) {
         at += 1;
         if header & 0x80 != 0 {
             now += u64::from(bytes.get(at).copied().unwrap_or(0)) * 16;
+            at += 1;
+        }
+        if header & 0x10 != 0 {
+            capacity = usize::from(bytes.get(at).copied().unwrap_or(0)) % (CS_CAPACITY + 1);
             at += 1;
         }
         let len = if header & 0x20 != 0 {
@@ -85,11 +92,13 @@ pub fn forwarder(bytes: &[u8]) {
         burst.push((face, Bytes::copy_from_slice(bytes.get(at..end).unwrap_or(&[]))));
         at = end;
         if header & 0x40 != 0 || burst.len() == MAX_BURST || at >= bytes.len() {
+            f.pcct.cs.set_capacity(capacity);
             f.tick(now);
             out.clear();
             f.process_burst(now, &mut burst, &mut out);
             burst.clear();
             check(&f, &out, from_known);
+            assert!(f.pcct.cs.len() <= capacity, "{} packets cached at a capacity of {capacity}", f.pcct.cs.len());
         }
     }
     f.tick(u64::MAX);
