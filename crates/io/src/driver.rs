@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use mio::{Events, Interest, Poll, Registry, Token};
 
-use crate::inbound::{classify, is_one_network_packet, Inbound};
+use crate::inbound::{classify, is_network_packet_frame, is_one_network_packet, Inbound};
 use crate::listen::{self, SocketFile};
 use crate::reassembly::{Budget, Reassembler};
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
@@ -1267,7 +1267,7 @@ fn drive(
     for frame in frames.drain(..) {
         face.counters.in_packets += 1;
         face.counters.in_bytes += frame.len() as u64;
-        if is_one_network_packet(&frame) {
+        if is_network_packet_frame(&frame) {
             face.last_rx = now;
         }
         deliver(id, face, frame, now, reassembly, events);
@@ -1506,6 +1506,25 @@ mod tests {
         let datagram = |b: &[u8]| Datagram { from: peer.local_addr().unwrap(), data: Some(Bytes::copy_from_slice(b)), len: b.len() };
         assert!(datagram(&[0x01, 0x00]).plain().is_none());
         assert!(datagram(&interest("/x")).plain().is_some());
+    }
+
+    /// As with datagrams, only a frame that is an Interest, Data or LpPacket
+    /// renews a stream face; other bytes are counted and do not keep it.
+    #[test]
+    fn only_ndn_frames_keep_a_stream_face_alive() {
+        let mut io = Io::new(config()).unwrap();
+        let mut events = Vec::new();
+        let mut conns = tcp_peers(&mut io, &mut events, 1);
+        let face = conns[0].1;
+        backdate(&mut io, face, EVICT_IDLE);
+        let last = |io: &Io| io.faces[&face].last_rx;
+        let old = last(&io);
+        conns[0].0.write_all(&[0x01, 0x00]).unwrap();
+        poll_until(&mut io, &mut events, |io, _| io.faces[&face].counters.in_packets == 1);
+        assert_eq!(last(&io), old, "a non-NDN frame renewed the face");
+        conns[0].0.write_all(&interest("/alive")).unwrap();
+        poll_until(&mut io, &mut events, |io, _| io.faces[&face].counters.in_packets == 2);
+        assert!(last(&io) > old, "an Interest renews the face");
     }
 
     #[test]

@@ -56,6 +56,14 @@ pub(crate) fn is_one_network_packet(wire: &[u8]) -> bool {
     frame_len(wire, MAX_FRAME_SIZE) == Ok(Some(wire.len())) && matches!(read_header(wire, &mut pos), Ok((INTEREST | DATA | LP_PACKET, _, _)))
 }
 
+/// [`is_one_network_packet`] of a stream frame, which its framing already
+/// found to be exactly one element within [`MAX_FRAME_SIZE`]: only the type
+/// is left to read, and the three types are one byte each. Asked of every
+/// frame, on the I/O thread.
+pub(crate) fn is_network_packet_frame(frame: &[u8]) -> bool {
+    matches!(frame.first().map(|&t| u32::from(t)), Some(INTEREST | DATA | LP_PACKET))
+}
+
 /// Does this LpPacket carry FragCount > 1? Scans the header fields without decoding
 /// them; anything unparsable is left for the engine's full decoder to reject.
 pub(crate) fn is_fragment(wire: &[u8]) -> bool {
@@ -89,6 +97,19 @@ mod tests {
         let mut out = Vec::new();
         lp.encode_into(&mut out);
         Bytes::from(out)
+    }
+
+    proptest::proptest! {
+        /// On what stream framing lets through (one whole element within the
+        /// limit), the frame's type test answers as the datagram's full check.
+        #[test]
+        fn a_frames_type_test_agrees_with_the_full_check(typ in proptest::prop_oneof![0u32..300, proptest::sample::select(vec![INTEREST, DATA, LP_PACKET])], value in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let mut wire = Vec::new();
+            trajan_wire::tlv::write_tlv(&mut wire, typ, &value);
+            if frame_len(&wire, MAX_FRAME_SIZE) == Ok(Some(wire.len())) {
+                proptest::prop_assert_eq!(is_network_packet_frame(&wire), is_one_network_packet(&wire), "type {}", typ);
+            }
+        }
     }
 
     #[test]
