@@ -104,7 +104,8 @@ impl Management {
     }
 
     /// Answers one packet the engine sent to the internal face. `None` when the packet
-    /// deserves no answer (not an Interest, or a dataset segment no longer held), or
+    /// deserves no answer (not an Interest, a dataset segment no longer held, a
+    /// request whose name alone leaves no room for an answer in a packet), or
     /// no answer yet (a `faces/create` whose TCP connection is under way: see
     /// [`Management::connect_settled`]). `workers` are the forwarding workers when
     /// there are several.
