@@ -102,9 +102,10 @@ struct Face {
 }
 
 impl Face {
-    /// A face made `now`, with nothing counted, held or dialed yet.
-    fn new(info: FaceInfo, link: Link, now: Instant) -> Face {
-        Face { info, counters: FaceCounters::default(), reassembler: Reassembler::new(), link, dialed: None, failures: 0, last_rx: now, peer_made: false, routed: false }
+    /// A face made `now`, by a network peer or not (`peer_made`), with nothing
+    /// counted, held or dialed yet.
+    fn new(info: FaceInfo, link: Link, now: Instant, peer_made: bool) -> Face {
+        Face { info, counters: FaceCounters::default(), reassembler: Reassembler::new(), link, dialed: None, failures: 0, last_rx: now, peer_made, routed: false }
     }
 
     /// Whether the face may close to make room for a new peer once idle long
@@ -611,7 +612,7 @@ impl Io {
                     .ok_or_else(|| IoError::NoUdpChannel { uri: uri.to_owned() })?;
                 match self.udp_faces.get(&(channel, addr)) {
                     Some(&id) => id,
-                    None => return Ok(self.add_udp_face(channel, addr, ports, persistency, Instant::now())),
+                    None => return Ok(self.add_udp_face(channel, addr, ports, persistency, Instant::now(), false)),
                 }
             }
             Scheme::Tcp => match self.faces.values().find(|f| f.info.kind == FaceKind::Tcp && f.info.remote_uri == remote_uri) {
@@ -766,7 +767,9 @@ impl Io {
         channels.into_iter().flat_map(|c| hash.addrs().map(move |a| (c, a)).collect::<Vec<_>>()).collect()
     }
 
-    fn add_udp_face(&mut self, channel: usize, remote: SocketAddr, ports: usize, persistency: Persistency, now: Instant) -> FaceInfo {
+    /// Makes the UDP face of `remote` on `channel`; `peer_made` when a datagram
+    /// from a new peer made it, not management or the configuration.
+    fn add_udp_face(&mut self, channel: usize, remote: SocketAddr, ports: usize, persistency: Persistency, now: Instant, peer_made: bool) -> FaceInfo {
         let id = self.alloc_id();
         let info = FaceInfo {
             id,
@@ -778,7 +781,7 @@ impl Io {
             mtu: Some(MAX_FRAME_SIZE),
         };
         let link = Link::Udp { channel, home: channel, remote, queued: 0, ports };
-        self.faces.insert(id, Face::new(info.clone(), link, now));
+        self.faces.insert(id, Face::new(info.clone(), link, now, peer_made));
         for key in self.udp_keys(channel, remote, ports) {
             self.udp_faces.entry(key).or_insert(id);
         }
@@ -786,12 +789,13 @@ impl Io {
         info
     }
 
-    /// Registers a connected (or connecting) stream as a new face.
-    fn add_stream_face(&mut self, sock: StreamSocket, connecting: bool, mut info: FaceInfo, now: Instant) -> io::Result<FaceInfo> {
+    /// Registers a connected (or connecting) stream as a new face; `peer_made`
+    /// for a TCP connection a network peer opened.
+    fn add_stream_face(&mut self, sock: StreamSocket, connecting: bool, mut info: FaceInfo, now: Instant, peer_made: bool) -> io::Result<FaceInfo> {
         let id = self.alloc_id();
         info.id = id;
         let conn = StreamConn::new(sock, connecting, self.poll.registry(), Token(id as usize))?;
-        self.faces.insert(id, Face::new(info.clone(), Link::Stream(conn), now));
+        self.faces.insert(id, Face::new(info.clone(), Link::Stream(conn), now, peer_made));
         // Bytes that arrived before registration must not wait for another edge.
         self.ready.insert(Token(id as usize));
         tracing::debug!(face = id, remote = %info.remote_uri, "stream face up");
@@ -805,7 +809,7 @@ impl Io {
         let local = sock.local_addr().map_err(fail)?;
         let info = tcp_face_info(addr, local, persistency);
         let now = Instant::now();
-        let info = self.add_stream_face(StreamSocket::Tcp(sock), true, info, now).map_err(fail)?;
+        let info = self.add_stream_face(StreamSocket::Tcp(sock), true, info, now, false).map_err(fail)?;
         self.faces.get_mut(&info.id).expect("just added").dialed = Some(addr);
         self.connecting.push((info.id, now + TCP_CONNECT_TIMEOUT));
         Ok(info)
@@ -918,11 +922,8 @@ impl Io {
                         tracing::debug!(remote = %info.remote_uri, "TCP connection refused: face limit reached");
                         continue;
                     }
-                    match self.add_stream_face(sock, false, info, now) {
-                        Ok(info) => {
-                            self.faces.get_mut(&info.id).expect("just added").peer_made = peer;
-                            events.push(IoEvent::FaceUp(info));
-                        }
+                    match self.add_stream_face(sock, false, info, now, peer) {
+                        Ok(info) => events.push(IoEvent::FaceUp(info)),
                         Err(e) => tracing::warn!(error = %e, "cannot register accepted connection"),
                     }
                 }
@@ -970,9 +971,8 @@ impl Io {
                     self.stats.face_limit_drops += 1;
                     return;
                 }
-                let info = self.add_udp_face(channel, d.from, 1, Persistency::OnDemand, now);
+                let info = self.add_udp_face(channel, d.from, 1, Persistency::OnDemand, now, true);
                 let id = info.id;
-                self.faces.get_mut(&id).expect("just added").peer_made = true;
                 events.push(IoEvent::FaceUp(info));
                 (id, false)
             }
