@@ -254,9 +254,9 @@ pub struct Io {
     /// Until `evict_idle` after this, a search of the full table would find
     /// too few faces to give way ([`Face::gives_way`]): set, when a search
     /// found none idle for [`IoConfig::evict_idle`], to when the oldest such
-    /// face last received ([`Io::heard_until`]; faces made later, and faces heard from since, are
-    /// newer still), and otherwise (none at all, or too few) to the time of
-    /// the search. So a flood of new peers against a full table of busy faces
+    /// face last received ([`Io::heard_until`]; faces made later, and faces
+    /// heard from since, are newer still), and otherwise (none at all, or too
+    /// few) to the time of the search. So a flood of new peers against a full table of busy faces
     /// costs no search per attempt.
     idle_floor: Instant,
     /// Once workers read the hash face's ports ([`Io::worker_ports`]), how
