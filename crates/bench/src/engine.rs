@@ -1096,7 +1096,7 @@ fn stages<F: FibSource>(b: &mut Bench<F>, n: usize) -> StageNs {
     s.strategy = per_item(&interests.iter().zip(&nexthops).collect::<Vec<_>>(), 3, |((ingress, i), nh)| {
         let kind = strategies.lpm(&i.name).map_or(StrategyKind::BestRoute, |(_, k)| *k);
         let local = localhop.is_prefix_of(&i.name);
-        black_box(strategy::on_interest(kind, &entry, nh, now, |f| f != *ingress && !local && faces.get(f).is_some(), |faces| faces[0]));
+        black_box(strategy::on_interest(kind, &entry, nh, now, |f| f != *ingress && !local && faces.get(f).is_some(), |f| f != *ingress && faces.get(f).is_some(), |faces| faces[0]));
     });
     s.cs_lookup = per_item(&interests, 1, |(_, i)| {
         black_box(fwd.pcct.cs.lookup(i, now).is_some());

@@ -335,7 +335,9 @@ impl<F: FibSource> Forwarder<F> {
         self.faces.insert(id, meta);
     }
 
-    /// Forgets a face and every route through it. Pending Interests from it simply expire.
+    /// Forgets a face and every route through it. Pending Interests from it
+    /// simply expire; the strategies take its out-records as never to be
+    /// answered (NFD deletes them), without a walk over the PIT here.
     pub fn remove_face(&mut self, id: FaceId) {
         self.faces.remove(id);
         self.fib.face_removed(id);
@@ -533,7 +535,9 @@ impl<F: FibSource> Forwarder<F> {
         }
         // The Interest as it goes upstream: the received one unless the HopLimit is
         // decremented or a Nonce added, which needs a copy and a new encoding.
-        let decrement = received.hop_limit.filter(|_| !local);
+        // As in NFD, whatever the face: a local application's HopLimit counts
+        // too, and one that reaches 0 may still go to local faces only.
+        let decrement = received.hop_limit;
         if decrement == Some(0) {
             self.counters.hop_limit_drops += 1;
             return None;
@@ -578,8 +582,7 @@ impl<F: FibSource> Forwarder<F> {
             entry.add_first_in_record(ingress, nonce, expiry, lp.pit_token.clone());
             entry
         } else {
-            let looped = self.pcct.pit.get(id).expect("just found").has_nonce(nonce);
-            if looped.is_some_and(|(face, _)| face != ingress || !p2p) {
+            if self.pcct.pit.get(id).expect("just found").nonce_loops(nonce, ingress, p2p) {
                 self.on_loop(ingress, interest, lp.pit_token.clone(), out);
                 return None;
             }
@@ -667,7 +670,8 @@ impl<F: FibSource> Forwarder<F> {
         let usable = |f: FaceId| f != ingress && faces.get(f).is_some_and(|m| m.local || !local_only);
         let (measurements, rng) = (&mut self.measurements, &mut self.rng);
         let pick = |candidates: &[FaceId]| measurements.choose(measure, candidates, rng.f32());
-        let decision = strategy::on_interest(kind, entry, nexthops, now, usable, pick);
+        let answers = |f: FaceId| f != ingress && faces.get(f).is_some();
+        let decision = strategy::on_interest(kind, entry, nexthops, now, usable, answers, pick);
         // The entry's encoding is the latest Interest aggregated into it; here
         // another than this one (a later Interest of the burst, or one since
         // this was forwarded). Sent on, it must not go back to the face it came
@@ -882,11 +886,14 @@ impl<F: FibSource> Forwarder<F> {
         // Only a local face's `/localhost` Interest makes an entry, even if
         // that face has gone since.
         let from_local = self.localhost.is_prefix_of(entry.name()) || faces.get(downstream).is_some_and(|m| m.local);
-        let local_only = self.local_only(entry.name(), from_local);
-        let usable = |f: FaceId| faces.get(f).is_some_and(|m| m.local || !local_only) && !entry.in_records.iter().any(|r| r.face == f);
+        // A retry goes where the entry's Interest may go: to no non-local face
+        // at HopLimit 0 (`send_interest` would drop it, and the Nack with it).
+        let remote_ok = !self.local_only(entry.name(), from_local) && entry.hop_limit != Some(0);
+        let usable = |f: FaceId| faces.get(f).is_some_and(|m| m.local || remote_ok) && !entry.in_records.iter().any(|r| r.face == f);
+        let live = |f: FaceId| faces.get(f).is_some();
         let (measurements, rng) = (&mut self.measurements, &mut self.rng);
         let pick = |candidates: &[FaceId]| measurements.choose(measure, candidates, rng.f32());
-        match strategy::on_nack(kind, entry, &nexthops, usable, pick) {
+        match strategy::on_nack(kind, entry, &nexthops, usable, live, pick) {
             NackDecision::Retry(face) => {
                 // The encoding's own face may have left the entry (Nacked
                 // NoRoute); then it goes on as the first remaining one's.

@@ -104,7 +104,8 @@ pub enum InterestDecision {
     ForwardTo(FaceId),
     /// Send to these faces.
     Forward(SmallVec<[FaceId; 4]>),
-    /// Already sent upstream very recently: wait for the answer.
+    /// Already sent upstream very recently, or sent upstream and nothing
+    /// else may take it: wait for the answer.
     Suppress,
     /// Nothing usable: tell the downstream NoRoute.
     NoRoute,
@@ -112,7 +113,10 @@ pub enum InterestDecision {
 
 /// Decides where a new or retransmitted Interest goes. `usable` filters next hops the
 /// pipeline may not use (the ingress face, scope violations, vanished faces);
-/// `pick` draws one of several faces for the dynamic strategy (only it calls it).
+/// `answers` tells whether an out-record on a face may still bring this
+/// Interest its Data (the face is still there, and is not the one the
+/// Interest came from, where Data never goes back); `pick` draws one of
+/// several faces for the dynamic strategy (only it calls it).
 /// Always inlined: once per Interest (see `Forwarder::forward_new`).
 #[inline(always)]
 pub fn on_interest(
@@ -121,11 +125,12 @@ pub fn on_interest(
     nexthops: &[NextHop],
     now_ms: u64,
     usable: impl Fn(FaceId) -> bool,
+    answers: impl Fn(FaceId) -> bool,
     pick: impl FnOnce(&[FaceId]) -> FaceId,
 ) -> InterestDecision {
     let mut candidates = nexthops.iter().filter(|nh| usable(nh.face)).peekable();
     if candidates.peek().is_none() {
-        return InterestDecision::NoRoute;
+        return without_next_hop(kind, entry, now_ms, answers);
     }
     match kind {
         StrategyKind::Multicast => {
@@ -156,6 +161,24 @@ pub fn on_interest(
             let all: SmallVec<[FaceId; 4]> = candidates.map(|nh| nh.face).collect();
             dynamic(entry, &all, now_ms, pick)
         }
+    }
+}
+
+/// [`on_interest`] when no next hop may take the Interest. A new one gets
+/// NoRoute. One that joins an entry already sent upstream, where an answer
+/// may still come from (see [`on_interest`]'s `answers`), waits for it, as in
+/// NFD (for a `/localhop` Interest from a remote face that a local one's
+/// took upstream, for instance): always with best-route and dynamic, and with
+/// multicast while retransmissions are suppressed (NFD's multicast Nacks it
+/// otherwise). Unlike NFD, an Interest whose only pending upstream is the face
+/// it came from is Nacked: the Data from there would never reach it.
+#[cold]
+fn without_next_hop(kind: StrategyKind, entry: &PitEntry, now_ms: u64, answers: impl Fn(FaceId) -> bool) -> InterestDecision {
+    let pending = entry.out_records.iter().any(|o| answers(o.face));
+    if pending && (kind != StrategyKind::Multicast || suppressed(entry, now_ms)) {
+        InterestDecision::Suppress
+    } else {
+        InterestDecision::NoRoute
     }
 }
 
@@ -196,12 +219,15 @@ pub enum NackDecision {
 
 /// Decides the reaction to a Nack.
 /// Best-route retries the cheapest next hop not tried yet; dynamic draws one
-/// with `pick` (only it calls it).
+/// with `pick` (only it calls it). Otherwise the Nack goes downstream once no
+/// upstream may still answer: an out-record on a face no longer `live`
+/// never will (NFD deletes such records when the face goes).
 pub fn on_nack(
     kind: StrategyKind,
     entry: &PitEntry,
     nexthops: &[NextHop],
     usable: impl Fn(FaceId) -> bool,
+    live: impl Fn(FaceId) -> bool,
     pick: impl FnOnce(&[FaceId]) -> FaceId,
 ) -> NackDecision {
     let mut untried = nexthops.iter().filter(|nh| usable(nh.face) && !tried(entry, nh.face)).map(|nh| nh.face);
@@ -219,7 +245,7 @@ pub fn on_nack(
         }
         StrategyKind::Multicast => {}
     }
-    if entry.out_records.iter().any(|o| o.nack.is_none()) {
+    if entry.out_records.iter().any(|o| o.nack.is_none() && live(o.face)) {
         return NackDecision::Wait;
     }
     let reason = entry
@@ -259,7 +285,7 @@ mod tests {
     fn decide_offered(kind: StrategyKind, sent: &[(FaceId, u64)], now: u64, usable: impl Fn(FaceId) -> bool) -> (InterestDecision, Vec<FaceId>) {
         let (pcct, id) = entry(sent);
         let mut offered = Vec::new();
-        let d = on_interest(kind, pcct.pit.get(id).unwrap(), &HOPS, now, usable, |faces| {
+        let d = on_interest(kind, pcct.pit.get(id).unwrap(), &HOPS, now, usable, |_| true, |faces| {
             offered = faces.to_vec();
             *faces.last().unwrap()
         });
@@ -280,6 +306,20 @@ mod tests {
         assert_eq!(decide(StrategyKind::BestRoute, &[(1, 0)], 100, |_| true), InterestDecision::ForwardTo(2));
         assert_eq!(decide(StrategyKind::BestRoute, &[(1, 30), (2, 0), (3, 20)], 100, |_| true), InterestDecision::ForwardTo(2));
         assert_eq!(decide(StrategyKind::BestRoute, &[(1, 30), (2, 0), (3, 20)], 100, |f| f != 2), InterestDecision::ForwardTo(3));
+    }
+
+    #[test]
+    fn an_interest_no_next_hop_may_take_waits_for_the_one_sent_upstream() {
+        let (pcct, id) = entry(&[(1, 0)]);
+        let e = pcct.pit.get(id).unwrap();
+        let decide = |kind, now, answers: fn(FaceId) -> bool| on_interest(kind, e, &HOPS, now, |_| false, answers, |_| unreachable!());
+        for kind in StrategyKind::ALL {
+            assert_eq!(decide(kind, 1, |_| true), InterestDecision::Suppress, "{kind:?}, suppressed");
+            assert_eq!(decide(kind, 1, |f| f != 1), InterestDecision::NoRoute, "{kind:?}: sent only where no answer can come from");
+        }
+        assert_eq!(decide(StrategyKind::BestRoute, 100, |_| true), InterestDecision::Suppress);
+        assert_eq!(decide(StrategyKind::Dynamic, 100, |_| true), InterestDecision::Suppress);
+        assert_eq!(decide(StrategyKind::Multicast, 100, |_| true), InterestDecision::NoRoute, "as NFD's multicast");
     }
 
     #[test]
@@ -307,16 +347,18 @@ mod tests {
         pcct.pit.get_mut(id).unwrap().out_record_mut(1).unwrap().nack = Some(NackReason::Congestion);
         let e = pcct.pit.get(id).unwrap();
         let unused = |_: &[FaceId]| -> FaceId { panic!("only dynamic draws") };
-        assert_eq!(on_nack(StrategyKind::BestRoute, e, &HOPS, |_| true, unused), NackDecision::Retry(3));
+        assert_eq!(on_nack(StrategyKind::BestRoute, e, &HOPS, |_| true, |_| true, unused), NackDecision::Retry(3));
         let mut offered = Vec::new();
         let pick = |faces: &[FaceId]| {
             offered = faces.to_vec();
             faces[0]
         };
-        assert_eq!(on_nack(StrategyKind::Dynamic, e, &HOPS, |_| true, pick), NackDecision::Retry(3));
+        assert_eq!(on_nack(StrategyKind::Dynamic, e, &HOPS, |_| true, |_| true, pick), NackDecision::Retry(3));
         assert_eq!(offered, [3]);
-        assert_eq!(on_nack(StrategyKind::Multicast, e, &HOPS, |_| true, unused), NackDecision::Wait, "face 2 may still answer");
-        assert_eq!(on_nack(StrategyKind::Dynamic, e, &HOPS, |f| f != 3, unused), NackDecision::Wait);
+        assert_eq!(on_nack(StrategyKind::Multicast, e, &HOPS, |_| true, |_| true, unused), NackDecision::Wait, "face 2 may still answer");
+        let gone = NackDecision::GiveUp(NackReason::Congestion);
+        assert_eq!(on_nack(StrategyKind::Multicast, e, &HOPS, |_| true, |f| f != 2, unused), gone, "face 2 is gone: it never will");
+        assert_eq!(on_nack(StrategyKind::Dynamic, e, &HOPS, |f| f != 3, |_| true, unused), NackDecision::Wait);
     }
 
     #[test]

@@ -210,6 +210,24 @@ fn duplicate_nonce_from_other_face_is_a_loop() {
     assert_eq!(f.counters.loops, 1);
 }
 
+/// NFD's loop rule: an Interest this router sent upstream that comes back on
+/// that face is a loop, even once the consumer's retransmission took another
+/// Nonce elsewhere; only a point-to-point face's own in-record makes a repeat
+/// a retransmission.
+#[test]
+fn an_interest_back_from_the_upstream_it_went_to_is_a_loop() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+    assert_eq!(run(&mut f, 0, vec![(CONSUMER, interest("/a/x", 1).encode())])[0].face, PRODUCER);
+    assert_eq!(run(&mut f, 100, vec![(CONSUMER, interest("/a/x", 2).encode())])[0].face, PRODUCER2);
+    let out = run(&mut f, 200, vec![(PRODUCER, interest("/a/x", 1).encode())]);
+    assert_eq!(out.iter().map(|o| (o.face, decode(o).2)).collect::<Vec<_>>(), [(PRODUCER, Some(NackReason::Duplicate))]);
+    assert_eq!(f.counters.loops, 1);
+    // The consumer's own retransmission of its latest Nonce is not.
+    assert_eq!(run(&mut f, 300, vec![(CONSUMER, interest("/a/x", 2).encode())]).len(), 1);
+    assert_eq!(f.counters.loops, 1);
+}
+
 #[test]
 fn dead_nonce_list_catches_late_loops() {
     let mut f = forwarder();
@@ -298,6 +316,44 @@ fn scoped_interests_leave_only_by_faces_their_scope_allows() {
     let out = run(&mut f, 5, vec![(APP, interest("/localhost/x", 5).encode())]);
     assert_eq!(out.iter().map(|o| o.face).collect::<Vec<_>>(), [LOCAL_PEER]);
     assert_eq!(f.counters.no_route, 2);
+}
+
+/// As in NFD, a remote face's `/localhop` Interest joins a local
+/// application's that went upstream for the same name, and both get the Data.
+#[test]
+fn a_remote_localhop_interest_joins_a_local_ones_pending_upstream() {
+    const APP: u32 = 500;
+    let mut f = forwarder();
+    f.add_face(APP, FaceMeta { local: true, point_to_point: true, ..Default::default() });
+    f.fib.add_nexthop(&name("/localhop"), PRODUCER, 10);
+    assert_eq!(run(&mut f, 0, vec![(APP, interest("/localhop/y", 1).encode())]).len(), 1);
+    assert_eq!(run(&mut f, 1, vec![(CONSUMER, interest("/localhop/y", 2).encode())]), []);
+    assert_eq!(run(&mut f, 100, vec![(CONSUMER, interest("/localhop/y", 3).encode())]), [], "still waiting, not Nacked");
+    let mut faces: Vec<u32> = run(&mut f, 101, vec![(PRODUCER, data("/localhop/y", None))]).iter().map(|o| o.face).collect();
+    faces.sort_unstable();
+    assert_eq!(faces, [CONSUMER, APP]);
+}
+
+/// A removed upstream's out-record no longer holds back the Nack of the
+/// others: NFD deletes it with the face.
+#[test]
+fn an_upstream_removed_does_not_hold_back_the_nack() {
+    for multicast in [true, false] {
+        let mut f = forwarder();
+        f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+        if multicast {
+            f.strategies.insert(&name("/a"), StrategyKind::Multicast);
+            assert_eq!(run(&mut f, 0, vec![(CONSUMER, interest("/a/m", 5).encode())]).len(), 2);
+        } else {
+            // Best-route: the first try, then a retransmission to the other.
+            assert_eq!(run(&mut f, 0, vec![(CONSUMER, interest("/a/m", 4).encode())])[0].face, PRODUCER);
+            assert_eq!(run(&mut f, 100, vec![(CONSUMER, interest("/a/m", 5).encode())])[0].face, PRODUCER2);
+        }
+        f.remove_face(PRODUCER2);
+        let nack = LpPacket::wrap(&interest("/a/m", if multicast { 5 } else { 4 }).encode(), &LpHeaders { nack: Some(NackReason::NoRoute), ..Default::default() });
+        let out = run(&mut f, 101, vec![(PRODUCER, nack)]);
+        assert_eq!(out.iter().map(|o| (o.face, decode(o).2)).collect::<Vec<_>>(), [(CONSUMER, Some(NackReason::NoRoute))], "multicast {multicast}");
+    }
 }
 
 #[test]
@@ -480,6 +536,55 @@ fn hop_limit_is_decremented_and_enforced() {
     let out = run(&mut f, 0, vec![(CONSUMER, i.encode())]);
     assert!(out.is_empty());
     assert_eq!(f.counters.hop_limit_drops, 1);
+    // A local application's HopLimit counts too, as in NFD: at 1 it may reach
+    // local faces only, and at 0 it is dropped, even where the CS could answer.
+    const APP: u32 = 500;
+    f.add_face(APP, FaceMeta { local: true, point_to_point: true, ..Default::default() });
+    let mut i = interest("/a/h1", 3);
+    i.hop_limit = Some(1);
+    assert_eq!(run(&mut f, 1, vec![(APP, i.encode())]), [], "nowhere but a non-local face to go");
+    assert_eq!(f.counters.hop_limit_drops, 2);
+    run(&mut f, 2, vec![(CONSUMER, interest("/a/c", 4).encode())]);
+    assert_eq!(run(&mut f, 3, vec![(PRODUCER, data("/a/c", Some(10_000)))]).len(), 1);
+    let mut i = interest("/a/c", 5);
+    i.hop_limit = Some(0);
+    assert_eq!(run(&mut f, 4, vec![(APP, i.encode())]), []);
+    assert_eq!((f.counters.hop_limit_drops, f.counters.cs_hits), (3, 0));
+}
+
+/// An aggregated Interest that spent its hops makes the entry's Interest
+/// one no non-local face may take: a Nack then goes downstream rather than
+/// a retry that could not leave.
+#[test]
+fn a_retry_the_hop_limit_forbids_gives_the_nack_downstream() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+    let mut i = interest("/a/z", 1);
+    i.hop_limit = Some(5);
+    assert_eq!(run(&mut f, 0, vec![(CONSUMER, i.encode())]).len(), 1);
+    let mut i = interest("/a/z", 2);
+    i.hop_limit = Some(1);
+    assert_eq!(run(&mut f, 1, vec![(CONSUMER2, i.encode())]), [], "aggregated, its retransmission suppressed");
+    let mut upstream = interest("/a/z", 1);
+    upstream.hop_limit = Some(4);
+    let nack = LpPacket::wrap(&upstream.encode(), &LpHeaders { nack: Some(NackReason::Congestion), ..Default::default() });
+    let out = run(&mut f, 2, vec![(PRODUCER, nack)]);
+    let mut sent: Vec<(u32, Option<NackReason>)> = out.iter().map(|o| (o.face, decode(o).2)).collect();
+    sent.sort_unstable_by_key(|s| s.0);
+    assert_eq!(sent, [(CONSUMER, Some(NackReason::Congestion)), (CONSUMER2, Some(NackReason::Congestion))]);
+    assert_eq!(f.pcct.pit.len(), 0);
+}
+
+/// v0.3: an Interest whose name has no component is discarded (as a prefix
+/// it would match every Data, `/localhost` ones a local app fetched included).
+#[test]
+fn an_interest_without_a_name_component_is_malformed() {
+    let mut f = forwarder();
+    f.fib.add_nexthop(&name("/"), PRODUCER2, 10);
+    let mut i = Interest::new(Name::root());
+    (i.nonce, i.can_be_prefix) = (Some(5), true);
+    assert_eq!(run(&mut f, 0, vec![(CONSUMER, i.encode())]), []);
+    assert_eq!((f.counters.malformed, f.pcct.pit.len()), (1, 0));
 }
 
 #[test]

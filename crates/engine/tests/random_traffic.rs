@@ -15,7 +15,7 @@
 //! - an Interest goes only where the FIB, a ForwardingHint or a local app's
 //!   NextHopFaceId points, for a name received in that burst (as an Interest,
 //!   or a Nack that makes the strategy try another next hop) from another
-//!   face, with its HopLimit one less if it came from a non-local face, and
+//!   face, with its HopLimit one less (from a local face too, as in NFD), and
 //!   never back to a face that sent it (its Nonce) in that burst;
 //! - a Nack goes only to a point-to-point face that asked for its name
 //!   (lapsed or not, as in NFD), and one from a multi-access face is dropped;
@@ -165,10 +165,9 @@ fn check_burst(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing], 
             let own = own_now && !others;
             prop_assert!(!own, "Interest {} (Nonce {:?}) sent back to face {}, which sent it", i.name, i.nonce, o.face);
             if let Some(h) = i.hop_limit {
-                // Only a non-local face's Interests spend a hop (as in NFD).
-                let spent = |f: u32| u64::from(f != APP);
+                // Every face's Interests spend a hop, a local app's too (as in NFD).
                 prop_assert!(
-                    causes.iter().any(|(f, c, _)| c.hop_limit.map(u64::from) == Some(u64::from(h) + spent(*f))) || nacked_now.contains(&i.name),
+                    causes.iter().any(|(_, c, _)| c.hop_limit.map(u64::from) == Some(u64::from(h) + 1)) || nacked_now.contains(&i.name),
                     "Interest {} sent with HopLimit {h}, which no Interest received leads to", i.name
                 );
             }
@@ -254,7 +253,7 @@ fn check_delivery(now: u64, known: &[u32], seen: &[(u32, Seen)], out: &[Outgoing
         let alone = seen.iter().filter(|(f, t)| f == face && names(t).as_ref() == Some(&i.name)).count() == 1;
         // Its Nonce is its own in the burst, so an Interest sent with it was this one.
         let own_nonce = !seen.iter().any(|(f, t)| f != face && matches!(t, Seen::Interest(o, _) if o.name == i.name && o.nonce == i.nonce));
-        let spent = *face != APP && i.hop_limit == Some(0);
+        let spent = i.hop_limit == Some(0);
         let forwarded = out.iter().any(|o| sent_interest(o).is_some_and(|(n, nack)| !nack && n.name == i.name && n.nonce == i.nonce));
         if alone && own_nonce && !spent && forwarded && !data_for(i) && !answered(*face, i) && !given_up_silently(*face, i) {
             awaiting.push(Awaiting { face: *face, interest: i.clone(), at: now });

@@ -210,11 +210,18 @@ impl PitEntry {
         }
     }
 
-    /// Which face's record carries `nonce`, and whether it is an in-record (true) or
-    /// an out-record (false): the engine's loop check for a newly arrived Interest.
-    pub fn has_nonce(&self, nonce: u32) -> Option<(FaceId, bool)> {
-        let inr = self.in_records.iter().find(|r| r.nonce == nonce).map(|r| (r.face, true));
-        inr.or_else(|| self.out_records.iter().find(|r| r.nonce == nonce).map(|r| (r.face, false)))
+    /// Whether an Interest carrying `nonce` that arrived on `ingress` looped
+    /// (NFD's findDuplicateNonce): any record of the entry, in or out, holds
+    /// that Nonce. On a point-to-point face, `ingress`'s own in-record holding
+    /// it makes it a retransmission instead, whatever other records hold; an
+    /// Interest this router sent upstream coming back on that same face is a
+    /// loop.
+    pub fn nonce_loops(&self, nonce: u32, ingress: FaceId, point_to_point: bool) -> bool {
+        let mut in_records = self.in_records.iter().filter(|r| r.nonce == nonce);
+        if point_to_point && in_records.clone().any(|r| r.face == ingress) {
+            return false;
+        }
+        in_records.next().is_some() || self.out_records.iter().any(|r| r.nonce == nonce)
     }
 }
 
@@ -656,10 +663,19 @@ mod tests {
         e.upsert_out_record(7, 333, 20, 0);
         assert_eq!(e.out_records.len(), 1);
         assert_eq!(e.out_records[0], OutRecord { face: 7, nonce: 333, sent_ms: 20, nack: None, measure: 0 });
-        assert_eq!(e.has_nonce(112), Some((1, true)));
-        assert_eq!(e.has_nonce(222), Some((2, true)), "in-records are reported first");
-        assert_eq!(e.has_nonce(333), Some((7, false)));
-        assert_eq!(e.has_nonce(111), None);
+        // in-records: face 1 holds 112, face 2 holds 222; out-record: face 7 holds 333.
+        assert!(!e.nonce_loops(112, 1, true), "a retransmission on its own point-to-point face");
+        assert!(e.nonce_loops(112, 1, false), "on a multi-access face any repeat is a loop");
+        assert!(e.nonce_loops(112, 2, true), "another face's Nonce");
+        assert!(e.nonce_loops(333, 7, true), "sent upstream and back on the same face");
+        assert!(e.nonce_loops(333, 1, true));
+        assert!(!e.nonce_loops(111, 1, true), "an earlier Nonce no record holds now");
+        e.upsert_out_record(1, 222, 30, 0);
+        assert!(e.nonce_loops(222, 1, true));
+        e.upsert_in_record(1, 222, 2000, None);
+        assert!(!e.nonce_loops(222, 1, true), "the face's own in-record exempts it, whatever else holds the Nonce");
+        e.upsert_in_record(1, 112, 2000, None);
+        e.out_records.retain(|o| o.face != 1);
         assert_eq!(e.remove_in_record(2).map(|r| r.nonce), Some(222));
         assert_eq!(e.expiry_ms, 2000);
         assert!(e.remove_in_record(2).is_none());

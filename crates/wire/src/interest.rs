@@ -65,7 +65,8 @@ impl CommonShape {
     #[inline(always)]
     fn read(wire: &[u8]) -> Option<Self> {
         let mut r = ShapeReader::outer(wire, INTEREST)?;
-        let name = r.take(NAME)?;
+        // An empty name is left to the general decoder, which rejects it.
+        let name = r.take(NAME).filter(|v| !v.is_empty())?;
         let can_be_prefix = r.take(CAN_BE_PREFIX).is_some();
         let must_be_fresh = r.take(MUST_BE_FRESH).is_some();
         let nonce = match r.take(NONCE) {
@@ -165,6 +166,11 @@ impl Interest {
         let mut r = outer.inner(&el);
         let name_el = r.expect(NAME)?;
         let name = Name::from_within(wire.clone(), name_el.value())?;
+        // v0.3: an Interest whose name has no component must be discarded (it
+        // would match every Data, `/localhost` ones included, as a prefix).
+        if name.is_empty() {
+            return Err(WireError::BadValue(NAME));
+        }
         // The fields are gathered in locals and the Interest built once at the end,
         // straight into the caller's slot rather than copied there.
         let (mut can_be_prefix, mut must_be_fresh, mut forwarding_hint, mut params_tail) = (false, false, None, None);
@@ -307,6 +313,18 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_name_is_refused_in_either_encoding() {
+        let mut i = Interest::new(Name::root());
+        i.nonce = Some(7);
+        let common = i.encode();
+        assert!(CommonShape::read(&common).is_none(), "left to the general decoder");
+        i.forwarding_hint = Some(Bytes::from_static(&[7, 3, 8, 1, b'h']));
+        for w in [common, i.encode()] {
+            assert_eq!(Interest::decode(&w), Err(WireError::BadValue(NAME)));
+        }
+    }
+
+    #[test]
     fn decodes_and_reencodes_byte_exact() {
         let mut i = Interest::new("/a/b".parse().unwrap());
         i.can_be_prefix = true;
@@ -327,30 +345,33 @@ mod tests {
         assert_eq!(d.app_parameters().unwrap(), Bytes::from_static(b"xyz"));
     }
 
+    /// An Interest named `/a` with `fields` after its name.
+    fn named_a(fields: &[u8]) -> Bytes {
+        let mut v = vec![5, 5 + fields.len() as u8, 7, 3, 8, 1, b'a'];
+        v.extend_from_slice(fields);
+        Bytes::from(v)
+    }
+
     #[test]
     fn rejects_malformed() {
         // Missing name
         assert!(Interest::decode(&Bytes::from_static(&[5, 2, 0x0a, 0])).is_err());
+        // A name without a component
+        assert_eq!(Interest::decode(&Bytes::from_static(&[5, 2, 7, 0])), Err(WireError::BadValue(NAME)));
         // Nonce of wrong length
-        assert!(Interest::decode(&Bytes::from_static(&[5, 7, 7, 0, 0x0a, 3, 1, 2, 3])).is_err());
+        assert_eq!(Interest::decode(&named_a(&[0x0a, 3, 1, 2, 3])), Err(WireError::BadValue(NONCE)));
         // Unknown critical element
-        assert_eq!(
-            Interest::decode(&Bytes::from_static(&[5, 4, 7, 0, 0x0f, 0])),
-            Err(WireError::UnknownCritical(0x0f))
-        );
+        assert_eq!(Interest::decode(&named_a(&[0x0f, 0])), Err(WireError::UnknownCritical(0x0f)));
         // Unknown non-critical element is ignored
-        assert!(Interest::decode(&Bytes::from_static(&[5, 4, 7, 0, 0x40, 0])).is_ok());
+        assert!(Interest::decode(&named_a(&[0x40, 0])).is_ok());
         // Out of order
-        assert!(Interest::decode(&Bytes::from_static(&[5, 6, 7, 0, 0x12, 0, 0x21, 0])).is_err());
+        assert!(Interest::decode(&named_a(&[0x12, 0, 0x21, 0])).is_err());
         // A field twice
-        assert_eq!(
-            Interest::decode(&Bytes::from_static(&[5, 14, 7, 0, 0x0a, 4, 1, 2, 3, 4, 0x0a, 4, 1, 2, 3, 4])),
-            Err(WireError::OutOfOrder(0x0a))
-        );
+        assert_eq!(Interest::decode(&named_a(&[0x0a, 4, 1, 2, 3, 4, 0x0a, 4, 1, 2, 3, 4])), Err(WireError::OutOfOrder(0x0a)));
         // HopLimit of two bytes
-        assert_eq!(Interest::decode(&Bytes::from_static(&[5, 6, 7, 0, 0x22, 2, 1, 2])), Err(WireError::BadValue(0x22)));
+        assert_eq!(Interest::decode(&named_a(&[0x22, 2, 1, 2])), Err(WireError::BadValue(0x22)));
         // A well-formed one: every field read
-        let i = Interest::decode(&Bytes::from_static(&[5, 15, 7, 0, 0x21, 0, 0x12, 0, 0x0a, 4, 1, 2, 3, 4, 0x22, 1, 9])).unwrap();
+        let i = Interest::decode(&named_a(&[0x21, 0, 0x12, 0, 0x0a, 4, 1, 2, 3, 4, 0x22, 1, 9])).unwrap();
         assert!(i.can_be_prefix && i.must_be_fresh);
         assert_eq!((i.nonce, i.hop_limit, i.lifetime_ms), (Some(0x01020304), Some(9), None));
     }
@@ -361,7 +382,7 @@ mod tests {
         /// common-shape decoder.
         #[test]
         fn round_trip(cbp: bool, mbf: bool, nonce: Option<u32>, life: Option<u64>, hop: Option<u8>,
-                      comps in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 0..6)) {
+                      comps in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 1..6)) {
             let mut i = Interest::new(Name::from_components(comps.iter().map(|c| (8u32, c.as_slice()))));
             i.can_be_prefix = cbp; i.must_be_fresh = mbf; i.nonce = nonce; i.lifetime_ms = life; i.hop_limit = hop;
             let w = i.encode();
