@@ -12,13 +12,14 @@ use std::io;
 use std::mem;
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mio::{Events, Interest, Poll, Registry, Token};
 
+use crate::fd_limit;
 use crate::inbound::{classify, is_network_packet_frame, is_one_network_packet, Inbound};
 use crate::listen::{self, SocketFile};
 use crate::reassembly::{Budget, Reassembler};
@@ -44,6 +45,12 @@ const POLL_BURSTS: usize = 4;
 /// A permanent TCP face redials 1 s after its connection is lost or refused,
 /// doubling the wait after each failure in a row up to this.
 const MAX_REDIAL_WAIT: Duration = Duration::from_secs(60);
+
+/// How soon a listener whose `accept` failed (out of descriptors, typically)
+/// is tried again. mio reports a listener only when a new connection arrives,
+/// so without a retry the connections already waiting would wait for another;
+/// retrying at once would spin while the cause lasts.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 
 /// Lets another thread interrupt [`Io::poll`] (for shutdown on a signal).
 #[derive(Clone)]
@@ -259,6 +266,14 @@ pub struct Io {
     /// few) to the time of the search. So a flood of new peers against a full table of busy faces
     /// costs no search per attempt.
     idle_floor: Instant,
+    /// The same as [`Io::idle_floor`] for a search among the faces that hold
+    /// a descriptor, made when a connection finds none left.
+    fd_idle_floor: Instant,
+    /// Listeners whose `accept` failed, with when to try each again ([`ACCEPT_RETRY`]).
+    accept_retries: Vec<(Token, Instant)>,
+    /// Listeners whose last `accept` failed, so that a failure repeated on
+    /// every retry is logged as a warning once.
+    accept_failing: HashSet<Token>,
     /// Once workers read the hash face's ports ([`Io::worker_ports`]), how
     /// long after a UDP face received they may tell it: they report what
     /// they received periodically, so `last_rx` may be that much behind.
@@ -279,8 +294,17 @@ pub struct Io {
 
 impl Io {
     /// Binds every configured endpoint, failing with the address or path that
-    /// could not be used.
-    pub fn new(cfg: IoConfig) -> Result<Io, IoError> {
+    /// could not be used. Raises the process's soft limit on open descriptors to
+    /// its hard limit first, and lowers [`IoConfig::max_faces`] to what the
+    /// limit allows ([`Io::max_faces`]), since every TCP face costs a descriptor.
+    pub fn new(mut cfg: IoConfig) -> Result<Io, IoError> {
+        if let Some(limit) = fd_limit::raise() {
+            let cap = fd_limit::face_cap(limit);
+            if cfg.max_faces > cap {
+                tracing::warn!(configured = cfg.max_faces, max_faces = cap, open_file_limit = limit, "max_faces lowered to fit the open-file limit (raise the hard RLIMIT_NOFILE, e.g. systemd's LimitNOFILE, to admit more)");
+                cfg.max_faces = cap;
+            }
+        }
         let os = |action| move |error| IoError::Os { action, error };
         let hash_count = cfg.hash_ports.map_or(0, |h| h.count);
         let listeners = cfg.udp_listen.len() + hash_count + cfg.tcp_listen.len() + 1;
@@ -296,16 +320,17 @@ impl Io {
         };
         let mut udp = Vec::new();
         for addr in &cfg.udp_listen {
-            let mut sock = listen::udp(*addr)?;
-            poll.registry().register(&mut sock, token(), Interest::READABLE).map_err(os("register a UDP socket"))?;
-            udp.push(UdpChannel::new(sock, cfg.burst).map_err(os("read a UDP socket's address"))?);
+            let mut ch = UdpChannel::new(listen::udp(*addr)?, cfg.burst).map_err(os("read a UDP socket's address"))?;
+            ch.watch(poll.registry(), token()).map_err(os("register a UDP socket"))?;
+            udp.push(ch);
         }
         let hash = udp.len()..udp.len() + hash_count;
         let mut hash_ports = None;
         if let Some(h) = cfg.hash_ports {
-            for mut sock in listen::udp_ports(h.base, h.count)? {
-                poll.registry().register(&mut sock, token(), Interest::READABLE).map_err(os("register a UDP socket"))?;
-                udp.push(UdpChannel::new(sock, cfg.burst).map_err(os("read a UDP socket's address"))?);
+            for sock in listen::udp_ports(h.base, h.count)? {
+                let mut ch = UdpChannel::new(sock, cfg.burst).map_err(os("read a UDP socket's address"))?;
+                ch.watch(poll.registry(), token()).map_err(os("register a UDP socket"))?;
+                udp.push(ch);
             }
             hash_ports = Some(HashPorts { base: udp[hash.start].local, count: h.count });
         }
@@ -342,6 +367,9 @@ impl Io {
             redials: Vec::new(),
             next_sweep: Instant::now() + sweep_interval(&cfg),
             idle_floor: Instant::now(),
+            fd_idle_floor: Instant::now(),
+            accept_retries: Vec::new(),
+            accept_failing: HashSet::new(),
             report_lag: Duration::ZERO,
             stats: IoStats::default(),
             reassembly: Budget::new(cfg.reassembly_bytes),
@@ -358,6 +386,12 @@ impl Io {
         let udp = self.udp[..self.hash.start].iter().map(|c| c.local).collect();
         let tcp = self.tcp.iter().filter_map(|l| l.local_addr().ok()).collect();
         (udp, tcp)
+    }
+
+    /// The face limit in force: [`IoConfig::max_faces`], lowered if need be to
+    /// fit the process's limit on open descriptors, which management may report.
+    pub fn max_faces(&self) -> usize {
+        self.cfg.max_faces
     }
 
     /// The UDP-port-by-hash face as bound (its real first port), if configured.
@@ -386,8 +420,7 @@ impl Io {
             let sock = mio::net::UdpSocket::from_std(dup.into());
             ports.push(WorkerPort::new(UdpChannel::new(sock, self.cfg.burst).map_err(os("read a UDP socket's address"))?));
             ch.worker_owned = true;
-            let interest = if ch.blocked { ch.interest() | Interest::WRITABLE } else { ch.interest() };
-            self.poll.registry().reregister(&mut ch.sock, Token(1 + i), interest).map_err(os("register a UDP socket"))?;
+            ch.watch(self.poll.registry(), Token(1 + i)).map_err(os("register a UDP socket"))?;
             self.ready.remove(Token(1 + i));
         }
         Ok(ports)
@@ -448,11 +481,12 @@ impl Io {
     }
 
     /// Waits at most `timeout` (less if sources still hold input, or an idle sweep
-    /// is due) and appends what happened to `events`. Each ready socket gives at
-    /// most `burst` packets per call, and all of them together at most 4 bursts
-    /// (`POLL_BURSTS`), so a crowd of busy peers cannot swell one call's output:
-    /// the ready sources are served in turn, those left over first on the next
-    /// call, so none is starved; it may return with no events.
+    /// or a listener's retry is due) and appends what happened to `events`. Each
+    /// ready socket gives at most `burst` packets per call, and all of them
+    /// together at most 4 bursts (`POLL_BURSTS`), so a crowd of busy peers
+    /// cannot swell one call's output: the ready sources are served in turn,
+    /// those left over first on the next call, so none is starved; it may
+    /// return with no events.
     pub fn poll(&mut self, timeout: Option<Duration>, events: &mut Vec<IoEvent>) -> io::Result<()> {
         let busy = !self.ready.is_empty() || !self.pending.is_empty();
         events.append(&mut self.pending);
@@ -460,7 +494,7 @@ impl Io {
         let wait = if busy {
             Duration::ZERO
         } else {
-            let due = self.connecting.iter().chain(&self.redials).map(|&(_, at)| at).fold(self.next_sweep, Instant::min);
+            let due = self.connecting.iter().chain(&self.redials).map(|&(_, at)| at).chain(self.accept_retries.iter().map(|&(_, at)| at)).fold(self.next_sweep, Instant::min);
             let to_due = due.saturating_duration_since(now);
             timeout.map_or(to_due, |t| t.min(to_due))
         };
@@ -484,6 +518,13 @@ impl Io {
         }
         readiness.clear();
         self.readiness = readiness;
+        let ready = &mut self.ready;
+        self.accept_retries.retain(|&(token, at)| {
+            if at <= now {
+                ready.insert(token);
+            }
+            at > now
+        });
 
         // Only the sources queued now: one put back for more input, or added (an
         // accepted connection), waits for the next call, so each source gives at
@@ -719,8 +760,8 @@ impl Io {
         match self.source(token) {
             Source::Waker => false,
             Source::Udp(i) => self.receive_udp(i, now, events),
-            Source::Tcp(i) => self.accept(Some(i), now, events),
-            Source::Unix => self.accept(None, now, events),
+            Source::Tcp(i) => self.accept(token, Some(i), now, events),
+            Source::Unix => self.accept(token, None, now, events),
             Source::Face(id) => self.drive_stream(id, Drive::Readable, now, events),
         }
     }
@@ -731,8 +772,7 @@ impl Io {
                 let ch = &mut self.udp[i];
                 if ch.blocked {
                     ch.blocked = false;
-                    let interest = ch.interest();
-                    if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, interest) {
+                    if let Err(e) = ch.watch(self.poll.registry(), token) {
                         tracing::warn!(error = %e, "cannot reregister UDP socket");
                     }
                     self.flush_udp(i);
@@ -802,13 +842,28 @@ impl Io {
         Ok(info)
     }
 
+    /// Dials `addr` for management; with no descriptor left, an idle TCP face
+    /// of a network peer gives way to the dial ([`Io::make_room`]), its
+    /// `FaceDown` reported by the next `poll`.
     fn connect_tcp(&mut self, uri: &str, addr: SocketAddr, persistency: Persistency) -> Result<FaceInfo, IoError> {
         let fail = |error| IoError::Connect { uri: uri.to_owned(), error };
-        let sock = mio::net::TcpStream::connect(addr).map_err(fail)?;
+        let now = Instant::now();
+        let sock = match mio::net::TcpStream::connect(addr) {
+            Err(e) if fd_limit::exhausted(&e) => {
+                let mut downs = mem::take(&mut self.pending);
+                let made_room = self.make_room(1, true, now, &mut downs);
+                self.pending = downs;
+                if !made_room {
+                    return Err(fail(e));
+                }
+                mio::net::TcpStream::connect(addr)
+            }
+            dialed => dialed,
+        }
+        .map_err(fail)?;
         let _ = sock.set_nodelay(true);
         let local = sock.local_addr().map_err(fail)?;
         let info = tcp_face_info(addr, local, persistency);
-        let now = Instant::now();
         let info = self.add_stream_face(StreamSocket::Tcp(sock), true, info, now, false).map_err(fail)?;
         self.faces.get_mut(&info.id).expect("just added").dialed = Some(addr);
         self.connecting.push((info.id, now + TCP_CONNECT_TIMEOUT));
@@ -888,8 +943,16 @@ impl Io {
     }
 
     /// Accepts up to a burst of connections on a TCP listener (`Some(index)`) or the
-    /// Unix listener; returns whether more may be waiting.
-    fn accept(&mut self, tcp: Option<usize>, now: Instant, events: &mut Vec<IoEvent>) -> bool {
+    /// Unix listener (`token` is the listener's); returns whether more may be
+    /// waiting. With no descriptor left for a connection that waits, an idle TCP
+    /// face of a network peer gives way ([`Io::make_room`]) and the connection is
+    /// accepted after all; if none can, or `accept` fails otherwise, the
+    /// listener is tried again after [`ACCEPT_RETRY`].
+    fn accept(&mut self, token: Token, tcp: Option<usize>, now: Instant, events: &mut Vec<IoEvent>) -> bool {
+        // A face closed for a descriptor since the last connection accepted: if
+        // `accept` still finds none, something else took it, and closing more
+        // faces would not help.
+        let mut made_room = false;
         for _ in 0..self.cfg.burst.max(1) {
             let accepted = match tcp {
                 Some(i) => self.tcp[i].accept().map(|(s, peer)| {
@@ -915,6 +978,8 @@ impl Io {
             };
             match accepted {
                 Ok((sock, info)) => {
+                    made_room = false;
+                    self.accept_failing.remove(&token);
                     let peer = info.kind == FaceKind::Tcp;
                     if peer && !self.room_for_peer(now, events) {
                         // The socket closes as it drops.
@@ -927,17 +992,37 @@ impl Io {
                         Err(e) => tracing::warn!(error = %e, "cannot register accepted connection"),
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock || (fd_limit::exhausted(&e) && !self.connection_waiting(tcp)) => {
+                    self.accept_failing.remove(&token);
+                    return false;
+                }
                 Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted) => {}
+                Err(e) if !made_room && fd_limit::exhausted(&e) && self.make_room(1, true, now, events) => made_room = true,
                 Err(e) => {
-                    // Out of descriptors, typically: retry on the next connection
-                    // rather than spin on a listener that stays readable.
-                    tracing::warn!(error = %e, "accept failed");
+                    // Out of descriptors, typically, with no face to give way yet.
+                    if self.accept_failing.insert(token) {
+                        tracing::warn!(error = %e, retry_every = ?ACCEPT_RETRY, "accept failed");
+                    } else {
+                        tracing::debug!(error = %e, "accept failed again");
+                    }
+                    if !self.accept_retries.iter().any(|&(t, _)| t == token) {
+                        self.accept_retries.push((token, now + ACCEPT_RETRY));
+                    }
                     return false;
                 }
             }
         }
         true
+    }
+
+    /// Whether a TCP listener (`Some(index)`) or the Unix listener has a
+    /// connection waiting ([`fd_limit::connection_waiting`]).
+    fn connection_waiting(&self, tcp: Option<usize>) -> bool {
+        match (tcp, &self.unix) {
+            (Some(i), _) => fd_limit::connection_waiting(self.tcp[i].as_fd()),
+            (None, Some(l)) => fd_limit::connection_waiting(l.sock.as_fd()),
+            (None, None) => false,
+        }
     }
 
     /// Reads one burst from a UDP channel; returns whether more may be waiting.
@@ -1013,9 +1098,7 @@ impl Io {
                 SendResult::Blocked => {
                     ch.blocked = true;
                     ch.tx.detach();
-                    let token = Token(1 + channel);
-                    let interest = ch.interest() | Interest::WRITABLE;
-                    if let Err(e) = self.poll.registry().reregister(&mut ch.sock, token, interest) {
+                    if let Err(e) = ch.watch(self.poll.registry(), Token(1 + channel)) {
                         tracing::warn!(error = %e, "cannot reregister UDP socket");
                     }
                     break;
@@ -1111,38 +1194,52 @@ impl Io {
     }
 
     /// Whether a new network peer may have a face: below the face limit, or
-    /// once the faces that idled longest have given way to it, each one that
-    /// may ([`Face::gives_way`]) and was idle for [`IoConfig::evict_idle`]
-    /// (closed with `FaceDown`, counted in [`IoStats::idle_evictions`]). One
-    /// such face makes room, or more while local applications' and
-    /// management's faces keep the table above the limit; if too few can go,
-    /// none does, since closing them would admit nobody. The search is a pass
-    /// over every face, made only at the limit and never while
-    /// [`Io::idle_floor`] shows that it would find too few.
+    /// once the faces that idled longest have given way to it ([`Io::make_room`]):
+    /// one, or more while local applications' and management's faces keep the
+    /// table above the limit.
     fn room_for_peer(&mut self, now: Instant, events: &mut Vec<IoEvent>) -> bool {
-        if !self.at_face_limit() {
-            return true;
-        }
+        !self.at_face_limit() || self.make_room(self.faces.len() + 1 - self.cfg.max_faces, false, now, events)
+    }
+
+    /// Closes the `needed` faces that idled longest, each one that may give way
+    /// ([`Face::gives_way`]) and was idle for [`IoConfig::evict_idle`], with
+    /// `FaceDown`, counted in [`IoStats::idle_evictions`]; only stream faces when
+    /// `descriptors` is wanted (a UDP face has no socket of its own to free).
+    /// Returns whether it did; if too few can go, none does, since closing them
+    /// would admit nobody. The search is a pass over every face, never made
+    /// while [`Io::idle_floor`] (or [`Io::fd_idle_floor`]) shows that it would
+    /// find too few.
+    fn make_room(&mut self, needed: usize, descriptors: bool, now: Instant, events: &mut Vec<IoEvent>) -> bool {
         let evict_idle = self.cfg.evict_idle;
-        if now.saturating_duration_since(self.idle_floor) < evict_idle {
+        let floor = if descriptors { self.fd_idle_floor } else { self.idle_floor };
+        if now.saturating_duration_since(floor) < evict_idle {
             return false;
         }
-        let needed = self.faces.len() + 1 - self.cfg.max_faces;
-        let mut candidates: Vec<(Instant, FaceId)> = self.faces.values().filter(|f| f.gives_way()).map(|f| (self.heard_until(f), f.info.id)).collect();
+        let mut candidates: Vec<(Instant, FaceId)> = self
+            .faces
+            .values()
+            .filter(|f| f.gives_way() && (!descriptors || matches!(f.link, Link::Stream(_))))
+            .map(|f| (self.heard_until(f), f.info.id))
+            .collect();
         candidates.sort_unstable();
         let idle = candidates.iter().take_while(|(heard, _)| now.saturating_duration_since(*heard) >= evict_idle).count();
         if idle < needed {
             // None idle enough: none will be before the oldest is. Some, but too
             // few: wait as long again (faces closing meanwhile need no search).
-            self.idle_floor = match candidates.first() {
+            let floor = match candidates.first() {
                 Some(&(oldest, _)) if idle == 0 => oldest,
                 _ => now,
             };
+            if descriptors {
+                self.fd_idle_floor = floor;
+            } else {
+                self.idle_floor = floor;
+            }
             return false;
         }
         for &(heard, id) in &candidates[..needed] {
             self.stats.idle_evictions += 1;
-            tracing::debug!(face = id, idle = ?now.saturating_duration_since(heard), "idle face closed to make room for a new peer");
+            tracing::debug!(face = id, idle = ?now.saturating_duration_since(heard), descriptors, "idle face closed to make room for a new peer");
             self.close_face(id, Some(events));
         }
         true
@@ -1368,12 +1465,14 @@ mod tests {
         io.faces().find(|f| f.remote_uri.ends_with(&port)).unwrap_or_else(|| panic!("no face for {peer}")).id
     }
 
-    /// Makes `face` look `by` longer idle, keeping `idle_floor` no later than
-    /// any face's last reception, as it is while time goes forward.
+    /// Makes `face` look `by` longer idle, keeping `idle_floor` and
+    /// `fd_idle_floor` no later than any face's last reception, as they are
+    /// while time goes forward.
     fn backdate(io: &mut Io, face: FaceId, by: Duration) {
         let f = io.faces.get_mut(&face).unwrap();
         f.last_rx -= by;
         io.idle_floor = io.idle_floor.min(f.last_rx);
+        io.fd_idle_floor = io.fd_idle_floor.min(f.last_rx);
     }
 
     /// Makes `n` UDP peers each send an Interest, and waits for their faces.
@@ -1813,5 +1912,50 @@ mod tests {
         late.send_to(&interest("/late/again"), udp).unwrap();
         poll_until(&mut io, &mut events, |io, _| io.stats.face_limit_drops == 3);
         assert!(face_downs(&events).is_empty(), "the table was searched: {events:?}");
+    }
+
+    /// The I/O thread keeps a duplicate of each port it hands to a worker, for
+    /// what it sends itself; the worker's own sends on the port must not wake
+    /// the I/O thread's poller, or it wakes once per datagram for nothing.
+    #[test]
+    fn a_workers_sends_do_not_wake_the_io_thread() {
+        let hash_ports = Some(HashPorts { base: "127.0.0.1:0".parse().unwrap(), count: 2 });
+        let mut io = Io::new(IoConfig { udp_listen: vec![], tcp_listen: vec![], hash_ports, ..config() }).unwrap();
+        let mut ports = io.worker_ports(Duration::from_secs(1)).unwrap();
+        let sink = udp_peer();
+        sink.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let to = sink.local_addr().unwrap();
+        io.poll.poll(&mut io.mio_events, Some(Duration::ZERO)).unwrap();
+        for k in 0..10 {
+            ports[k % 2].queue(300, to, interest(&format!("/w{k}")));
+            ports[k % 2].flush(|_, _, sent| assert!(sent));
+            io.poll.poll(&mut io.mio_events, Some(Duration::from_millis(20))).unwrap();
+            let woken: Vec<Token> = io.mio_events.iter().map(|e| e.token()).collect();
+            assert!(woken.is_empty(), "datagram {k} a worker sent woke the I/O thread: {woken:?}");
+        }
+        let mut buf = [0; 64];
+        for _ in 0..10 {
+            sink.recv_from(&mut buf).unwrap();
+        }
+        // What the I/O thread sends itself still leaves from the ports.
+        let peer = udp_peer();
+        let hash = io.hash_ports().unwrap();
+        peer.send_to(&interest("/new"), hash.nth(1)).unwrap();
+        let mut events = Vec::new();
+        let mut datagrams = Vec::new();
+        for _ in 0..50 {
+            if ports[1].recv(&mut datagrams) || !datagrams.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let d = datagrams.pop().expect("the worker's port received the datagram");
+        io.hash_datagram(1, d, &mut events);
+        let face = face_ups(&events)[0];
+        io.send(face, interest("/reply"));
+        io.flush();
+        peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let (_, from) = peer.recv_from(&mut buf).unwrap();
+        assert_eq!(from, hash.nth(1));
     }
 }

@@ -20,6 +20,7 @@ pub mod dispatch_key;
 mod driver;
 pub mod encap;
 mod error;
+mod fd_limit;
 mod framing;
 pub mod fuzzing;
 mod inbound;
@@ -178,7 +179,9 @@ pub struct IoStats {
     /// Faces closed to make room for a new peer when the router held
     /// [`IoConfig::max_faces`] faces: each the on-demand face a network peer
     /// opened that had received nothing for longest, at least
-    /// [`IoConfig::evict_idle`]. Counted apart from faces that time out, since
+    /// [`IoConfig::evict_idle`]; or, the same way, the idle TCP face of a
+    /// network peer closed when a connection could not be accepted (or dialed)
+    /// for want of a descriptor. Counted apart from faces that time out, since
     /// many of them mean the limit is too low or peers are holding faces open.
     pub idle_evictions: u64,
     /// Stream faces closed (or, when permanent, sent to redial) because their
@@ -325,7 +328,12 @@ pub struct IoConfig {
     /// sender can forge any number of source addresses, unless an idle face
     /// gives way to it ([`evict_idle`](Self::evict_idle)). Faces of local
     /// applications (the Unix socket) and faces management creates are always
-    /// admitted; they count toward the limit all the same.
+    /// admitted; they count toward the limit all the same. Each TCP face costs
+    /// a descriptor, so [`Io::new`] raises the process's soft limit on open
+    /// descriptors to its hard limit and lowers this one, with a warning, to fit
+    /// below that less a reserve ([`Io::max_faces`]): idle connections then meet
+    /// this limit before the descriptors run out, rather than lock out new peers
+    /// and local applications.
     pub max_faces: usize,
     /// When the table holds [`max_faces`](Self::max_faces) faces, a new network
     /// peer takes the place of the on-demand face a network peer opened (UDP or
@@ -338,7 +346,9 @@ pub struct IoConfig {
     /// default, well past the 4 s an Interest lives by default. Faces that
     /// management made or raised above on-demand, local applications' faces,
     /// and faces a route goes through ([`Io::set_routed`]: a producer waits
-    /// in silence while nobody asks) never give way.
+    /// in silence while nobody asks) never give way. An idle TCP face of a
+    /// network peer also gives way, the same way, when the process has no
+    /// descriptor left for a connection to the listeners or a dial.
     pub evict_idle: Duration,
     /// Bytes all faces together may hold in packets being reassembled from
     /// NDNLPv2 fragments; a fragment beyond it drops its packet (counted on its face).

@@ -75,6 +75,8 @@ pub(crate) struct UdpChannel {
     /// A worker reads this socket (a port of the hash face); the I/O thread only
     /// sends on it, so it registers no readable interest.
     pub worker_owned: bool,
+    /// Registered with the I/O thread's poller ([`UdpChannel::watch`]).
+    registered: bool,
     rx_buf: Box<[u8]>,
 }
 
@@ -88,18 +90,32 @@ impl UdpChannel {
             tx: SendQueue::default(),
             blocked: false,
             worker_owned: false,
+            registered: false,
             rx_buf: vec![0; burst.max(1) * SLOT].into_boxed_slice(),
         })
     }
 
-    /// What the I/O thread's poller watches on this socket, besides writability
-    /// while blocked.
-    pub(crate) fn interest(&self) -> mio::Interest {
-        if self.worker_owned {
-            mio::Interest::WRITABLE
-        } else {
-            mio::Interest::READABLE
+    /// Has the I/O thread's poller watch what it must on this socket: input
+    /// unless a worker reads it, and room for output while a send is blocked.
+    /// A worker's port with no send blocked is not watched at all (mio has no
+    /// empty interest, so it is deregistered): the worker sends on the same
+    /// socket, and every datagram it sends would otherwise wake the I/O thread
+    /// as the kernel frees the room it took.
+    pub(crate) fn watch(&mut self, registry: &mio::Registry, token: mio::Token) -> io::Result<()> {
+        let wanted = match (self.worker_owned, self.blocked) {
+            (false, false) => Some(mio::Interest::READABLE),
+            (false, true) => Some(mio::Interest::READABLE | mio::Interest::WRITABLE),
+            (true, true) => Some(mio::Interest::WRITABLE),
+            (true, false) => None,
+        };
+        match (wanted, self.registered) {
+            (Some(interest), true) => registry.reregister(&mut self.sock, token, interest)?,
+            (Some(interest), false) => registry.register(&mut self.sock, token, interest)?,
+            (None, true) => registry.deregister(&mut self.sock)?,
+            (None, false) => {}
         }
+        self.registered = wanted.is_some();
+        Ok(())
     }
 
     /// Reads up to one burst with a single `recvmmsg`, copying each datagram out so

@@ -76,9 +76,11 @@ pub(crate) fn parse(uri: &str) -> Result<(Scheme, SocketAddr), IoError> {
 /// Checks a remote URI as [`crate::Io::create_face_ports`] will, `ports` being its
 /// port-by-hash count (1 for an ordinary face), without opening anything: a
 /// configuration file is refused whole, before any of it is applied, when one
-/// of its faces could never be made.
-pub fn check_remote(uri: &str, ports: usize) -> Result<(), IoError> {
-    parse_ports(uri, ports).map(|_| ())
+/// of its faces could never be made. `Ok` tells whether the face would have
+/// local scope (a loopback peer), which a command asking for local fields
+/// must know before it makes the face.
+pub fn check_remote(uri: &str, ports: usize) -> Result<bool, IoError> {
+    parse_ports(uri, ports).map(|(_, addr)| is_local(addr.ip()))
 }
 
 /// [`parse`], and a port-by-hash face's `ports` checked against its scheme and
@@ -165,6 +167,8 @@ mod tests {
         assert!(is_local("::1".parse().unwrap()));
         assert!(is_local("::ffff:127.0.0.1".parse().unwrap()));
         assert!(!is_local("192.0.2.1".parse().unwrap()));
+        assert_eq!(check_remote("udp4://127.0.0.1:6363", 1).ok(), Some(true));
+        assert_eq!(check_remote("tcp6://[2001:db8::1]:6363", 1).ok(), Some(false));
         assert!(!is_local("::ffff:192.0.2.1".parse().unwrap()));
     }
 }
