@@ -312,6 +312,12 @@ impl Config {
                 let key = if r.udp_ports > 1 && reason.contains("port-by-hash") { "udp_ports" } else { "face" };
                 return Err(invalid(&format!("routes[{i}].{key}"), format!("`{}` (udp_ports = {}): {reason}", r.face, r.udp_ports)));
             }
+            // One face has one number of ports: the route applied first would
+            // decide it, and the other's would be ignored.
+            if let Some(j) = self.routes[..i].iter().position(|o| o.face == r.face && o.udp_ports != r.udp_ports) {
+                let o = &self.routes[j];
+                return Err(invalid(&format!("routes[{i}].udp_ports"), format!("`{}` has udp_ports = {} here and {} in routes[{j}] (prefix {}): a face has one number of ports", r.face, r.udp_ports, o.udp_ports, o.prefix)));
+            }
         }
         for (i, s) in self.strategies.iter().enumerate() {
             s.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("strategies[{i}].prefix"), e.to_string()))?;
@@ -591,6 +597,16 @@ mod tests {
         let e = Config::parse(text, "t.toml").expect_err(text).to_string();
         assert!(e.starts_with(&format!("t.toml: {key}: ")), "{text} → {e}");
         e
+    }
+
+    /// Two routes through one face URI with different `udp_ports` are refused,
+    /// naming both: the second count would otherwise be ignored without a word.
+    #[test]
+    fn routes_through_one_face_must_agree_on_udp_ports() {
+        let route = |prefix: &str, ports: usize| format!("[[routes]]\nprefix = \"{prefix}\"\nface = \"udp4://127.0.0.1:40000\"\nudp_ports = {ports}\n");
+        let e = rejected(&format!("{}{}{}", route("/a", 4), route("/b", 4), route("/c", 1)), "routes[2].udp_ports");
+        assert!(e.contains("`udp4://127.0.0.1:40000` has udp_ports = 1 here and 4 in routes[0] (prefix /a)"), "{e}");
+        Config::parse(&format!("{}{}", route("/a", 4), route("/b", 4)), "t").unwrap();
     }
 
     #[test]

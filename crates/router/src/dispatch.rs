@@ -45,7 +45,7 @@ pub use trajan_io::dispatch_key::{name_key, name_keys, owner, NameKeys, DISPATCH
 pub const MAX_SHORT_PREFIXES: usize = 4096;
 /// How long (ms) a short prefix is remembered after its last Interest. Longer than
 /// any usual InterestLifetime; a stale entry only costs a redundant copy of some Data,
-/// which the other worker counts as unsolicited.
+/// which the other worker finds nothing for and counts nowhere.
 pub const SHORT_PREFIX_TTL_MS: u64 = 60_000;
 
 /// Interests whose names are shorter than [`DISPATCH_COMPONENTS`], remembered so

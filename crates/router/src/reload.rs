@@ -10,13 +10,14 @@
 //! face URIs with the I/O layer's parser, numbers against their ranges), so a
 //! file with an error is refused whole. What only applying can tell fails
 //! route by route, the rest still applying: a face that cannot be made (a UDP
-//! face with no listener of its address family), reported in
+//! face with no listener of its address family), or one that is up with
+//! another number of ports than the route's `udp_ports`, reported in
 //! [`Reloaded::failed`] and tried again at the next reload.
 
 use trajan_engine::StrategyKind;
 use trajan_wire::Name;
 
-use crate::config::Config;
+use crate::config::{Config, RouteConfig};
 use crate::daemon::{strategy_kind, Daemon};
 use crate::logging::{self, LevelChange};
 use crate::rib::ORIGIN_STATIC;
@@ -168,9 +169,16 @@ impl Daemon {
     /// registers those it adds, and those it keeps that the RIB no longer
     /// holds: a static route's face that was destroyed (`trajan face destroy`)
     /// took the route with it, and a reload of the same file brings both back
-    /// (the face made again, permanent, as at start).
+    /// (the face made again, permanent, as at start). A face keeps the ports it
+    /// was made with: a route whose `udp_ports` the file changes runs on as it
+    /// is while its face lives, and the new one is reported in
+    /// [`Reloaded::failed`], saying how to get it.
     fn reload_routes(&mut self, new: &Config, done: &mut Reloaded) {
-        let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.static_routes).into_iter().partition(|(r, _)| new.routes.contains(r));
+        let io = &self.io;
+        // Faces `trajan face destroy` closed, which management does not tell the daemon of.
+        self.face_ports.retain(|face, _| io.face(*face).is_some());
+        let ports_changed = |r: &RouteConfig, face: u32| io.face(face).is_some() && new.routes.iter().any(|n| n.prefix == r.prefix && n.face == r.face && n.udp_ports != r.udp_ports);
+        let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.static_routes).into_iter().partition(|(r, face)| new.routes.contains(r) || ports_changed(r, *face));
         let (kept, lost): (Vec<_>, Vec<_>) = kept.into_iter().partition(|(r, face)| {
             let prefix: Name = r.prefix.parse().expect("registered once, so it parses");
             self.rib.holds(&prefix, *face, ORIGIN_STATIC)
@@ -187,9 +195,11 @@ impl Daemon {
         self.static_routes = kept;
         for r in added {
             let again = if lost.iter().any(|(l, _)| *l == r) { " (again: its route was gone)" } else { "" };
+            let running = self.static_routes.iter().find(|(k, _)| k.prefix == r.prefix && k.face == r.face && k.udp_ports != r.udp_ports);
+            let stays = running.map(|(k, _)| format!("; the route with udp_ports = {} runs on", k.udp_ports)).unwrap_or_default();
             match self.add_static_route(&r) {
                 Ok(()) => done.applied.push(format!("route + {} via {} cost {}{again}", r.prefix, r.face, r.cost)),
-                Err(e) => done.failed.push(format!("route {} via {}: {e}", r.prefix, r.face)),
+                Err(e) => done.failed.push(format!("route {} via {}: {e}{stays}", r.prefix, r.face)),
             }
         }
     }
@@ -328,6 +338,77 @@ mod tests {
         let bad = format!("{}[[routes]]\nprefix = \"/h\"\nface = \"udp4://127.0.0.1:65535\"\nudp_ports = 4\n", route("/kept", "udp4://127.0.0.1:10"));
         let err = Config::parse(&bad, "t").unwrap_err().to_string();
         assert!(err.starts_with("t: routes[1].udp_ports: "), "{err}");
+    }
+
+    /// A route added through a face that is up already leaves the face as it
+    /// was: its counters, and the LocalFieldsEnabled `faces/update` set.
+    #[test]
+    fn a_reload_keeps_the_state_of_a_face_a_new_route_uses() {
+        let file = route("/a", "udp4://127.0.0.1:9");
+        let mut d = Daemon::new(&config(&file)).unwrap();
+        let face = hops(&d, "/a")[0];
+        {
+            let m = d.fwd.faces.get_mut(face).unwrap();
+            m.counters.packets.out_interests = 5;
+            m.local_fields = true;
+        }
+        let done = d.reload(config(&format!("{file}{}", route("/b", "udp4://127.0.0.1:9"))));
+        assert_eq!(done.applied, ["route + /b via udp4://127.0.0.1:9 cost 0"], "{done:?}");
+        assert_eq!(hops(&d, "/b"), [face], "the same face");
+        let m = d.fwd.faces.get(face).unwrap();
+        assert_eq!(m.counters.packets.out_interests, 5, "the face's counters");
+        assert!(m.local_fields, "its LocalFieldsEnabled");
+    }
+
+    /// A face keeps the ports it was made with: a reload that gives its static
+    /// route another `udp_ports` is refused, saying how to get them, and the
+    /// route runs on through the face as it was; once the face is destroyed,
+    /// the next reload makes it again with the new ports.
+    #[test]
+    fn a_reload_that_changes_a_routes_udp_ports_is_refused_and_the_route_runs_on() {
+        // Without a hash face of its own the I/O layer does not show a face's
+        // ports (`hash_peer`); with one, the test can see them.
+        for hash_face in ["", "udp_ports = [\"127.0.0.1:0\"]\n"] {
+            for (was, is) in [(1, 4), (4, 1)] {
+                let file = |ports: usize| config(&format!("{hash_face}[[routes]]\nprefix = \"/a\"\nface = \"udp4://127.0.0.1:40000\"\nudp_ports = {ports}\n"));
+                let mut d = Daemon::new(&file(was)).unwrap();
+                let face = hops(&d, "/a")[0];
+                let done = d.reload(file(is));
+                let s = if was == 1 { "" } else { "s" };
+                let why = format!(
+                    "route /a via udp4://127.0.0.1:40000: face {face} (udp4://127.0.0.1:40000) has {was} port{s}, not udp_ports = {is}: a face keeps the ports it was made with until it is destroyed (`trajan face destroy {face}`, then reload) or the router restarts; the route with udp_ports = {was} runs on"
+                );
+                assert_eq!(done.failed, [why], "{done:?}");
+                assert!(done.applied.is_empty() && done.need_restart.is_empty(), "{done:?}");
+                assert_eq!(hops(&d, "/a"), [face], "the route runs on through its face");
+                assert_eq!(d.reload(file(is)).failed.len(), 1, "and the new one is refused again at the next reload");
+
+                // As management's `faces/destroy` does.
+                assert!(d.io.destroy_face(face));
+                d.rib.remove_face(&mut d.fwd.fib, face);
+                d.fwd.remove_face(face);
+                let done = d.reload(file(is));
+                assert!(done.failed.is_empty(), "{done:?}");
+                let again = hops(&d, "/a");
+                assert_eq!(again.len(), 1);
+                if !hash_face.is_empty() {
+                    assert_eq!(d.io.hash_peer(again[0]).map_or(1, |h| h.count), is, "the face made again has the new ports");
+                }
+                assert_eq!(d.reload(file(is)), Reloaded::default(), "and then the same file changes nothing");
+            }
+        }
+    }
+
+    /// At start, a route whose face URI names a face another route made with
+    /// other ports (the URI spelled otherwise, or one of the face's ports) stops
+    /// the start, naming the face, rather than being sent to its ports.
+    #[test]
+    fn a_route_into_a_face_with_other_ports_stops_the_start() {
+        let hash = "[[routes]]\nprefix = \"/a\"\nface = \"udp4://127.0.0.1:40000\"\nudp_ports = 4\n";
+        for other in ["udp4://127.0.0.1:40000/", "udp4://127.0.0.1:40002"] {
+            let err = Daemon::new(&config(&format!("{hash}{}", route("/b", other)))).err().expect("refused").to_string();
+            assert!(err.starts_with(&format!("static route /b via {other}: face ")) && err.contains("(udp4://127.0.0.1:40000) has 4 ports, not udp_ports = 1"), "{err}");
+        }
     }
 
     /// A static route whose face was destroyed (which takes its routes) comes
