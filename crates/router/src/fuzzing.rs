@@ -8,7 +8,8 @@
 //! The input is read as a sequence of requests, each a header byte, a
 //! two-byte length and that many bytes (fewer at the end of the input), the
 //! body. The header's low five bits pick what is asked: a command (its body
-//! is the ControlParameters' TLV-VALUE), a dataset, a later segment of a
+//! is the ControlParameters' TLV-VALUE), a dataset (`faces/query`'s body is
+//! its FaceQueryFilter's TLV-VALUE), a later segment of a
 //! dataset already fetched (the body's first byte picks the version, the
 //! second the segment), an Interest named by the body (a Name TLV-VALUE), a
 //! whole packet (the body), or a tick of the clock by the body's milliseconds,
@@ -49,8 +50,9 @@ use trajan_io::{check_remote, FaceInfo, FaceKind, Io, IoConfig, IoEvent, Persist
 use trajan_wire::fuzzing::Check;
 use trajan_wire::lp::{LpHeaders, CACHE_POLICY_NO_CACHE};
 use trajan_wire::mgmt::{
-    dataset_name, decode_list, parse_request, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry, ForwarderStatus,
-    MgmtScope, Record, RibEntry, StrategyChoice, CONTROL_PARAMETERS, CS_ENABLE_ADMIT, CS_ENABLE_SERVE,
+    dataset_name, decode_list, parse_request, ControlParameters, ControlResponse, CsInfo, FaceQueryFilter, FaceStatus, FibEntry,
+    ForwarderStatus, MgmtScope, Record, RibEntry, StrategyChoice, CONTROL_PARAMETERS, CS_ENABLE_ADMIT, CS_ENABLE_SERVE,
+    FACE_QUERY_FILTER,
 };
 use trajan_wire::signed::{sign_digest_sha256, SignatureFields};
 use trajan_wire::tlv::{read_nonneg, write_tlv};
@@ -69,7 +71,8 @@ pub const TARGETS: &[(&str, Check)] = &[("mgmt", mgmt)];
 enum Op {
     /// A command; the body is its ControlParameters' TLV-VALUE.
     Command(MgmtScope, &'static str, &'static str),
-    /// A dataset, by its bare name.
+    /// A dataset, by its bare name; `faces/query`'s also carries its filter,
+    /// whose TLV-VALUE is the body.
     Dataset(MgmtScope, &'static str, &'static str),
     /// A later segment of a dataset version already answered.
     Segment,
@@ -82,7 +85,7 @@ enum Op {
 }
 
 /// What each value of a header's low five bits asks for: every command and
-/// dataset management knows, one of each it does not, and some under
+/// dataset management knows, a command it does not, and some under
 /// `/localhop/nfd`.
 const OPS: [Op; 32] = {
     use MgmtScope::{Localhop as Hop, Localhost as Host};
@@ -293,12 +296,14 @@ impl Harness {
 
     /// The request `op` makes of `body`, as the engine hands it to management.
     fn packet(&self, op: Op, header: u8, body: &[u8]) -> Option<Bytes> {
+        let element = |typ: u32| {
+            let mut e = Vec::with_capacity(body.len() + 4);
+            write_tlv(&mut e, typ, body);
+            e
+        };
         let name = match op {
-            Op::Command(scope, module, verb) => {
-                let mut cp = Vec::with_capacity(body.len() + 4);
-                write_tlv(&mut cp, CONTROL_PARAMETERS, body);
-                dataset_name(scope, module, verb).append_generic(&cp)
-            }
+            Op::Command(scope, module, verb) => dataset_name(scope, module, verb).append_generic(&element(CONTROL_PARAMETERS)),
+            Op::Dataset(scope, "faces", "query") => dataset_name(scope, "faces", "query").append_generic(&element(FACE_QUERY_FILTER)),
             Op::Dataset(scope, module, verb) => dataset_name(scope, module, verb),
             Op::Segment => {
                 let back = usize::from(body.first().copied().unwrap_or(0));
@@ -353,7 +358,7 @@ impl Harness {
             return assert_eq!(Tables::of(self), before, "{name}: a refused request changed the tables");
         }
         let Some(params) = req.params else {
-            self.dataset(name, &req.module, &req.verb, ingress, answer);
+            self.dataset(name, &req.module, &req.verb, req.filter.as_ref(), ingress, answer);
             return assert_eq!(Tables::of(self), before, "{name}: a dataset request changed the tables");
         };
         let what = (req.module.as_str(), req.verb.as_str());
@@ -423,28 +428,30 @@ impl Harness {
         }
     }
 
-    /// Checks a dataset's answer: a new version of a bare name, whose every
-    /// segment this fetches and whose content it holds to the tables, or a
-    /// segment already made.
-    fn dataset(&mut self, name: &Name, module: &str, verb: &str, ingress: FaceId, answer: Option<Bytes>) {
-        if name.len() > 4 {
+    /// Checks a dataset's answer: a new version of a bare name (a
+    /// `faces/query`'s carries its `filter`), whose every segment this fetches
+    /// and whose content it holds to the tables, or a segment already made.
+    fn dataset(&mut self, name: &Name, module: &str, verb: &str, filter: Option<&FaceQueryFilter>, ingress: FaceId, answer: Option<Bytes>) {
+        let base = 4 + usize::from(filter.is_some());
+        if name.len() > base {
             let Some(answer) = answer else { return };
             let d = reply_data(&answer);
-            let want = name.prefix(5).append_number(SEGMENT_COMPONENT, name.segment().unwrap_or(0));
+            let want = name.prefix(base + 1).append_number(SEGMENT_COMPONENT, name.segment().unwrap_or(0));
             return assert!(d.name() == &want && name.is_prefix_of(d.name()), "{name} answered with {}", d.name());
         }
         let first = reply_data(&answer.unwrap_or_else(|| panic!("{name}: no answer")));
         let known = ["general", "workers"].contains(&verb) && module == "status"
             || verb == "list" && ["faces", "fib", "rib", "strategy-choice"].contains(&module)
-            || (module, verb) == ("cs", "info");
+            || (module, verb) == ("cs", "info")
+            || filter.is_some();
         if !known {
             assert_eq!(first.name(), name, "an unknown dataset is refused by name");
             return assert_eq!(status_of(&first).status_code, 501, "{name}: unknown dataset");
         }
-        let versioned = first.name().prefix(5);
-        assert!(first.name().len() == 6 && name.is_prefix_of(first.name()), "{name} answered as {}", first.name());
-        assert_eq!((versioned.get(4).typ, first.name().segment()), (VERSION_COMPONENT, Some(0)), "{name} answered as {}", first.name());
-        let version = |v: &Name| read_nonneg(v.get(4).value).expect("a version number");
+        let versioned = first.name().prefix(base + 1);
+        assert!(first.name().len() == base + 2 && name.is_prefix_of(first.name()), "{name} answered as {}", first.name());
+        assert_eq!((versioned.get(base).typ, first.name().segment()), (VERSION_COMPONENT, Some(0)), "{name} answered as {}", first.name());
+        let version = |v: &Name| read_nonneg(v.get(v.len() - 1).value).expect("a version number");
         assert!(self.versions.last().is_none_or(|v| version(v) < version(&versioned)), "{name}: version {versioned} is not the newest");
         let last = first.final_block_id.as_ref().and_then(|f| Name::from_value(f.clone()).ok()).and_then(|n| n.segment());
         let last = last.unwrap_or_else(|| panic!("{name}: no final segment"));
@@ -458,12 +465,14 @@ impl Harness {
             content.extend_from_slice(d.content());
         }
         self.versions.push(versioned);
-        self.describes(module, verb, &Bytes::from(content));
+        self.describes(module, verb, filter, &Bytes::from(content));
     }
 
     /// A dataset's content describes the tables as they are.
-    fn describes(&self, module: &str, verb: &str, content: &Bytes) {
+    fn describes(&self, module: &str, verb: &str, filter: Option<&FaceQueryFilter>, content: &Bytes) {
         let t = Tables::of(self);
+        let mut faces: Vec<u64> = t.io_faces.keys().chain([DEVICE_FACE, INTERNAL_FACE].iter()).map(|&f| u64::from(f)).collect();
+        faces.sort_unstable();
         match (module, verb) {
             ("status", "general") => {
                 let s = ForwarderStatus::decode_value(content.clone()).expect("status/general decodes");
@@ -472,9 +481,17 @@ impl Harness {
             ("status", "workers") => assert!(std::str::from_utf8(content).is_ok(), "status/workers is text"),
             ("faces", "list") => {
                 let listed: Vec<u64> = decode_list::<FaceStatus>(content).expect("faces/list decodes").iter().map(|f| f.face_id).collect();
-                let mut faces: Vec<u64> = t.io_faces.keys().chain([DEVICE_FACE, INTERNAL_FACE].iter()).map(|&f| u64::from(f)).collect();
-                faces.sort_unstable();
                 assert_eq!(listed, faces, "faces/list lists every face once, in order");
+            }
+            ("faces", "query") => {
+                let filter = filter.expect("faces/query carries its filter");
+                let listed = decode_list::<FaceStatus>(content).expect("faces/query decodes");
+                assert!(listed.iter().all(|f| filter.matches(f)), "faces/query lists only faces its filter matches");
+                let ids: Vec<u64> = listed.iter().map(|f| f.face_id).collect();
+                assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.iter().all(|id| faces.contains(id)), "faces/query lists faces once, in order");
+                if *filter == FaceQueryFilter::default() {
+                    assert_eq!(ids, faces, "an empty filter matches every face");
+                }
             }
             ("fib", "list") => {
                 let listed: BTreeMap<Vec<u8>, Vec<(FaceId, u64)>> = decode_list::<FibEntry>(content)

@@ -23,8 +23,8 @@ use trajan_io::{FaceInfo, FaceKind, Io, Persistency, MAX_FRAME_SIZE};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
 use trajan_wire::mgmt::{
-    encode_list, parse_request, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry, ForwarderStatus,
-    NextHopRecord, Record, RibEntry, Route as RouteRecord, Strategy, StrategyChoice, CS_ENABLE_ADMIT, CS_ENABLE_SERVE,
+    encode_list, parse_request, ControlParameters, ControlResponse, CsInfo, FaceQueryFilter, FaceStatus, FibEntry,
+    ForwarderStatus, NextHopRecord, Record, RibEntry, Route as RouteRecord, Strategy, StrategyChoice, CS_ENABLE_ADMIT, CS_ENABLE_SERVE,
 };
 use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name, MAX_PACKET_SIZE};
@@ -35,6 +35,8 @@ use crate::workers::{Change, ShardStats, Workers};
 /// Payload bytes per dataset segment, leaving room for the name and signature
 /// within the 8800-byte packet limit.
 const SEGMENT_SIZE: usize = 7000;
+// A `faces/query` name, up to MAX_REQUEST_NAME bytes, leaves its segments a payload.
+const _: () = assert!(MAX_REQUEST_NAME < SEGMENT_SIZE);
 /// How many generated datasets are kept to answer requests for later segments.
 const DATASET_CACHE: usize = 16;
 /// Bytes of segments those datasets may hold together: each bare request makes
@@ -77,6 +79,8 @@ struct PendingCreate {
     /// The command's name, which its answer carries.
     name: Name,
     uri: String,
+    /// Whether the command asked for LocalFieldsEnabled.
+    local_fields: bool,
 }
 
 impl Default for Management {
@@ -128,9 +132,9 @@ impl Management {
     /// for it (a configured route's face, or a later redial).
     pub fn connect_settled(&mut self, face: u32, outcome: Result<(), &str>, fwd: &mut Forwarder, io: &mut Io, workers: Option<&mut Workers>) -> Option<Bytes> {
         let i = self.connecting.iter().position(|p| p.face == face)?;
-        let PendingCreate { name, uri, .. } = self.connecting.swap_remove(i);
+        let PendingCreate { name, uri, local_fields, .. } = self.connecting.swap_remove(i);
         let resp = match (outcome, io.face(face)) {
-            (Ok(()), Some(info)) => ControlResponse::ok(add_created_face(info, fwd)),
+            (Ok(()), Some(info)) => ControlResponse::ok(add_created_face(info, local_fields, fwd)),
             // Established, then closed in the same poll.
             (Ok(()), None) => ControlResponse::error(504, format!("Connection to {uri} closed by the peer")),
             (Err(reason), _) => {
@@ -172,7 +176,7 @@ impl Management {
                 Some(w) => w.stats(),
                 None => vec![ShardStats::of(fwd)],
             };
-            return self.dataset(&interest.name, &req.module, &req.verb, now_ms, fwd, rib, io, &stats);
+            return self.dataset(&interest.name, &req.module, &req.verb, req.filter.as_ref(), now_ms, fwd, rib, io, &stats);
         };
         let resp = match (req.module.as_str(), req.verb.as_str()) {
             ("rib", "register") => rib_register(params, ingress, now_ms, fwd, rib),
@@ -196,20 +200,22 @@ impl Management {
     }
 
     /// Serves a status dataset: a new version for a bare dataset name, or a later
-    /// segment of a version produced earlier.
+    /// segment of a version produced earlier. `filter` is a `faces/query`
+    /// request's, whose name carries it before the version.
     #[allow(clippy::too_many_arguments)]
     fn dataset(
         &mut self,
         name: &Name,
         module: &str,
         verb: &str,
+        filter: Option<&FaceQueryFilter>,
         now_ms: u64,
         fwd: &Forwarder,
         rib: &Rib,
         io: &Io,
         shards: &[ShardStats],
     ) -> Option<Bytes> {
-        let base_len = 4;
+        let base_len = 4 + usize::from(filter.is_some());
         if name.len() > base_len {
             // `<dataset>/<version>` asks for segment 0 and `<dataset>/<version>/<segment>`
             // for that segment; no segment held is named by any longer name.
@@ -231,6 +237,11 @@ impl Management {
             }
             ("status", "workers") => workers_text(shards, io),
             ("faces", "list") => encode_list(&face_list(fwd, io, &self.device_faces, &total)),
+            ("faces", "query") => {
+                let mut faces = face_list(fwd, io, &self.device_faces, &total);
+                faces.retain(|f| filter.is_some_and(|q| q.matches(f)));
+                encode_list(&faces)
+            }
             ("fib", "list") => encode_list(&fib_list(fwd)),
             ("rib", "list") => encode_list(&rib_list(rib, now_ms)),
             // CsInfo is one whole element (type 0x80), unlike status/general's bare fields.
@@ -241,7 +252,10 @@ impl Management {
         let version = unix_ms().max(self.last_version + 1);
         self.last_version = version;
         let versioned = name.append_number(VERSION_COMPONENT, version);
-        let chunks: Vec<&[u8]> = if content.is_empty() { vec![&[][..]] } else { content.chunks(SEGMENT_SIZE).collect() };
+        // A `faces/query` filter, in every segment's name, takes its room from
+        // the payload: SEGMENT_SIZE leaves room for a bare dataset name only.
+        let payload = SEGMENT_SIZE - (name.value().len() - name.prefix(4).value().len());
+        let chunks: Vec<&[u8]> = if content.is_empty() { vec![&[][..]] } else { content.chunks(payload).collect() };
         let last = chunks.len() as u64 - 1;
         let segments: Vec<Bytes> = chunks
             .iter()
@@ -276,13 +290,25 @@ impl Management {
     /// TCP face whose connection is under way, answered by
     /// [`Management::connect_settled`]. An Mtu is taken only at or above the
     /// face's own ([`MAX_FRAME_SIZE`]): Trajan does not fragment what it
-    /// sends, so it could not honour a smaller one, and says so.
+    /// sends, so it could not honour a smaller one, and says so. Flags and
+    /// Mask may ask for LocalFieldsEnabled, on a local face only, as with
+    /// `faces/update`; any other bit is refused rather than ignored.
     fn face_create(&mut self, p: ControlParameters, name: &Name, fwd: &mut Forwarder, io: &mut Io) -> Option<ControlResponse> {
         let Some(uri) = p.uri.clone() else { return Some(bad("Uri is required")) };
         let persistency = match p.face_persistency.map_or(Some(Persistency::Persistent), Persistency::from_code) {
-            Some(Persistency::OnDemand) | None => return Some(bad("FacePersistency must be persistent or permanent")),
+            // As NFD: a face this router dials is never on-demand.
+            Some(Persistency::OnDemand) => return Some(ControlResponse::error(406, "FacePersistency must be persistent or permanent: a face made by a command is never on-demand")),
+            None => return Some(bad("unknown FacePersistency")),
             Some(p) => p,
         };
+        let local_fields = match flags_and_mask(&p, 1, "LocalFieldsEnabled (1)") {
+            Ok((flags, mask)) => flags & mask & 1 != 0,
+            Err(why) => return Some(bad(&why)),
+        };
+        // As NFD, and as `faces/update`: local fields only on a local face.
+        if local_fields && matches!(trajan_io::check_remote(&uri, 1), Ok(false)) {
+            return Some(ControlResponse::error(406, "LocalFieldsEnabled requires a local face (a loopback peer)"));
+        }
         if let Some(mtu) = p.mtu.filter(|&m| m < MAX_FRAME_SIZE as u64) {
             let why = format!("Mtu {mtu} is below {MAX_FRAME_SIZE}, the largest packet a face sends: this router does not fragment");
             return Some(ControlResponse::error(406, why));
@@ -291,14 +317,14 @@ impl Management {
         // another way than the face's canonical one, `udp://` or a trailing `/`).
         let known: std::collections::HashSet<_> = io.faces().map(|f| f.id).collect();
         Some(match io.create_face(&uri, persistency) {
-            Ok(info) if !known.contains(&info.id) && io.is_connecting(info.id) => {
-                self.connecting.push(PendingCreate { face: info.id, name: name.clone(), uri: info.remote_uri });
+            Ok(info) if known.contains(&info.id) => {
+                ControlResponse { status_code: 409, status_text: "Face with remote URI already exists".into(), body: Some(add_created_face(&info, false, fwd)) }
+            }
+            Ok(info) if io.is_connecting(info.id) => {
+                self.connecting.push(PendingCreate { face: info.id, name: name.clone(), uri: info.remote_uri, local_fields });
                 return None;
             }
-            Ok(info) if known.contains(&info.id) => {
-                ControlResponse { status_code: 409, status_text: "Face with remote URI already exists".into(), body: Some(add_created_face(&info, fwd)) }
-            }
-            Ok(info) => ControlResponse::ok(add_created_face(&info, fwd)),
+            Ok(info) => ControlResponse::ok(add_created_face(&info, local_fields, fwd)),
             Err(e) => ControlResponse::error(406, format!("Cannot create face: {e}")),
         })
     }
@@ -428,8 +454,8 @@ fn rib_unregister(p: ControlParameters, ingress: u32, fwd: &mut Forwarder, rib: 
 
 /// Adds a face management created to the forwarder (if not there yet) and
 /// describes it for the answer.
-fn add_created_face(info: &FaceInfo, fwd: &mut Forwarder) -> ControlParameters {
-    let meta = trajan_engine::FaceMeta { local: info.local_scope, point_to_point: true, ..Default::default() };
+fn add_created_face(info: &FaceInfo, local_fields: bool, fwd: &mut Forwarder) -> ControlParameters {
+    let meta = trajan_engine::FaceMeta { local: info.local_scope, local_fields, point_to_point: true, ..Default::default() };
     if fwd.faces.get(info.id).is_none() {
         fwd.add_face(info.id, meta);
     }
@@ -438,7 +464,7 @@ fn add_created_face(info: &FaceInfo, fwd: &mut Forwarder) -> ControlParameters {
         uri: Some(info.remote_uri.clone()),
         local_uri: Some(info.local_uri.clone()),
         face_persistency: Some(info.persistency.code()),
-        flags: Some(0),
+        flags: Some(fwd.faces.get(info.id).map_or(0, |m| m.local_fields as u64)),
         mtu: info.mtu.map(|m| m as u64),
         ..Default::default()
     }
@@ -548,6 +574,9 @@ fn cs_config(p: ControlParameters, fwd: &mut Forwarder) -> ControlResponse {
 
 fn cs_erase(p: ControlParameters, fwd: &mut Forwarder, workers: Option<&mut Workers>) -> ControlResponse {
     let Some(name) = p.name.clone() else { return bad("Name is required") };
+    if p.count == Some(0) {
+        return bad("Count must be positive");
+    }
     let limit = p.count.map_or(usize::MAX, |c| c.min(usize::MAX as u64) as usize);
     let erased = match workers {
         Some(w) => w.cs_erase(&name, limit),
@@ -743,7 +772,7 @@ mod tests {
     use super::*;
     use trajan_engine::{EngineConfig, FaceMeta};
     use trajan_io::IoConfig;
-    use trajan_wire::mgmt::{command_name, dataset_name, MgmtScope};
+    use trajan_wire::mgmt::{command_name, dataset_name, face_query_name, MgmtScope};
     use trajan_wire::Data;
 
     const LOCAL: u32 = 300;
@@ -1024,6 +1053,48 @@ mod tests {
         assert_eq!(create("udp4://127.0.0.1:17998", Some(MAX_FRAME_SIZE as u64)).0, 200);
     }
 
+    /// Flags and Mask are obeyed or refused, never ignored: LocalFieldsEnabled
+    /// on a loopback face, not on another (406, as NFD, and the face is not
+    /// kept); other bits, an on-demand face and a malformed pair are refused.
+    #[test]
+    fn face_create_obeys_or_refuses_its_flags() {
+        let mut r = Router::new();
+        r.io = Io::new(IoConfig { udp_listen: vec!["127.0.0.1:0".parse().unwrap()], tcp_listen: vec![], unix_path: None, ..IoConfig::default() }).unwrap();
+        fn create(r: &mut Router, uri: &str, flags: Option<u64>, mask: Option<u64>, persistency: Option<u64>) -> (u32, Option<u32>, Option<u64>) {
+            let p = ControlParameters { uri: Some(uri.into()), flags, mask, face_persistency: persistency, ..Default::default() };
+            let reply = r.ask(LOCAL, command_name(MgmtScope::Localhost, "faces", "create", &p));
+            let resp = ControlResponse::decode(&reply.content_bytes()).unwrap();
+            let body = resp.body.unwrap_or_default();
+            (resp.status_code, body.face_id.map(|f| f as u32), body.flags)
+        }
+        let (code, id, flags) = create(&mut r, "udp4://127.0.0.1:17990", Some(1), Some(1), None);
+        assert_eq!((code, flags), (200, Some(1)));
+        let (code, _, flags) = create(&mut r, "udp4://127.0.0.1:17990", None, None, None);
+        assert_eq!((code, flags), (409, Some(1)), "the existing face's flags");
+        let faces_before = r.io.faces().count();
+        // Refused from its URI alone: no face is made (nor any packet sent).
+        assert_eq!(create(&mut r, "udp4://192.0.2.1:6363", Some(1), Some(1), None).0, 406);
+        assert_eq!(r.io.faces().count(), faces_before);
+        assert_eq!(create(&mut r, "udp4://127.0.0.1:17991", Some(2), Some(2), None).0, 400, "a bit this router does not implement");
+        assert_eq!(create(&mut r, "udp4://127.0.0.1:17991", Some(1), None, None).0, 400, "Flags without a Mask");
+        assert_eq!(create(&mut r, "udp4://127.0.0.1:17991", None, None, Some(Persistency::OnDemand.code())).0, 406, "as NFD");
+        let (code, _, flags) = create(&mut r, "udp4://127.0.0.1:17991", Some(0), Some(1), None);
+        assert_eq!((code, flags), (200, Some(0)));
+        assert!(r.fwd.faces.get(id.unwrap()).unwrap().local_fields);
+    }
+
+    /// As ndn-cxx's CsEraseCommand: a Count must be positive.
+    #[test]
+    fn cs_erase_refuses_a_count_of_zero() {
+        let mut r = Router::new();
+        let mut erase = |count| {
+            let p = ControlParameters { name: Some("/a".parse().unwrap()), count, ..Default::default() };
+            let reply = r.ask(LOCAL, command_name(MgmtScope::Localhost, "cs", "erase", &p));
+            ControlResponse::decode(&reply.content_bytes()).unwrap().status_code
+        };
+        assert_eq!((erase(Some(0)), erase(Some(1)), erase(None)), (400, 200, 200));
+    }
+
     /// A strategy this router does not have is refused with the ones it has.
     #[test]
     fn an_unknown_strategy_is_answered_with_the_known_ones() {
@@ -1065,5 +1136,118 @@ mod tests {
         let answer = reply_data(&answer);
         assert_eq!((answer.name(), status(&answer)), (&create, Some(200)));
         assert!(r.fwd.faces.get(second).is_some());
+    }
+
+    /// Adds `faces` (id, remote URI, local URI, local scope, persistency) for
+    /// management to list, as device faces so that no socket is opened, and
+    /// the internal face.
+    fn with_faces(r: &mut Router, faces: &[(u32, &str, &str, bool, Persistency)]) {
+        for &(id, remote_uri, local_uri, local_scope, persistency) in faces {
+            let (remote_uri, local_uri) = (remote_uri.to_owned(), local_uri.to_owned());
+            r.mgmt.device_faces.push(FaceInfo { id, kind: FaceKind::Device, remote_uri, local_uri, local_scope, persistency, mtu: None });
+        }
+        r.fwd.add_face(INTERNAL_FACE, FaceMeta { local: true, point_to_point: true, ..Default::default() });
+    }
+
+    /// The whole `faces/query` dataset for `filter`: its segments, fetched by
+    /// version as a tool fetches them, and the entries they hold.
+    fn query(r: &mut Router, filter: &FaceQueryFilter) -> (Vec<Data>, Vec<FaceStatus>) {
+        let name = face_query_name(MgmtScope::Localhost, filter);
+        let first = r.ask(LOCAL, name.clone());
+        let versioned = first.name().prefix(name.len() + 1);
+        assert_eq!(first.name(), &versioned.append_number(SEGMENT_COMPONENT, 0), "named as its request, then version and segment");
+        assert_eq!(versioned.get(name.len()).typ, VERSION_COMPONENT);
+        let mut segments = vec![first];
+        while let Some(next) = r.try_ask(LOCAL, versioned.append_number(SEGMENT_COMPONENT, segments.len() as u64)) {
+            segments.push(reply_data(&next));
+        }
+        let content: Vec<u8> = segments.iter().flat_map(|d| d.content_bytes().to_vec()).collect();
+        (segments, trajan_wire::mgmt::decode_list::<FaceStatus>(&Bytes::from(content)).unwrap())
+    }
+
+    /// `faces/query` (what `nfdc face show` and `nfdc route add PREFIX
+    /// udp4://HOST:PORT` ask) answers with faces/list's entries for the faces
+    /// meeting every criterion of its filter: by FaceId, by remote or local
+    /// URI, by the scheme of either URI, by scope and persistency; none is an
+    /// empty dataset, one empty segment, as NFD answers.
+    #[test]
+    fn faces_query_answers_the_faces_its_filter_matches() {
+        let mut r = Router::new();
+        with_faces(&mut r, &[
+            (400, "udp4://192.0.2.1:6363", "udp4://0.0.0.0:6363", false, Persistency::OnDemand),
+            (401, "tcp4://127.0.0.1:6363", "tcp4://127.0.0.1:40000", true, Persistency::Persistent),
+            (402, "fd://31", "unix:///run/nfd.sock", true, Persistency::OnDemand),
+        ]);
+        let ids = |r: &mut Router, filter: FaceQueryFilter| query(r, &filter).1.iter().map(|f| f.face_id).collect::<Vec<_>>();
+        let (_, by_id) = query(&mut r, &FaceQueryFilter { face_id: Some(401), ..Default::default() });
+        let list = r.ask(LOCAL, dataset_name(MgmtScope::Localhost, "faces", "list"));
+        let listed = trajan_wire::mgmt::decode_list::<FaceStatus>(&list.content_bytes()).unwrap();
+        assert_eq!(by_id, listed.into_iter().filter(|f| f.face_id == 401).collect::<Vec<_>>(), "faces/list's entry");
+        let uri = |uri: &str| FaceQueryFilter { uri: Some(uri.into()), ..Default::default() };
+        let scheme = |scheme: &str| FaceQueryFilter { uri_scheme: Some(scheme.into()), ..Default::default() };
+        assert_eq!(ids(&mut r, uri("udp4://192.0.2.1:6363")), [400]);
+        assert_eq!(ids(&mut r, uri("udp4://192.0.2.1:6364")), [0u64; 0]);
+        assert_eq!(ids(&mut r, FaceQueryFilter { local_uri: Some("unix:///run/nfd.sock".into()), ..Default::default() }), [402]);
+        assert_eq!(ids(&mut r, scheme("udp4")), [400]);
+        assert_eq!(ids(&mut r, scheme("tcp4")), [401]);
+        assert_eq!(ids(&mut r, scheme("unix")), [402], "the local URI's scheme");
+        assert_eq!(ids(&mut r, scheme("internal")), [u64::from(INTERNAL_FACE)]);
+        assert_eq!(ids(&mut r, FaceQueryFilter { face_scope: Some(1), ..Default::default() }), [u64::from(INTERNAL_FACE), 401, 402]);
+        let on_demand_local = FaceQueryFilter { face_scope: Some(1), face_persistency: Some(Persistency::OnDemand.code()), link_type: Some(0), ..Default::default() };
+        assert_eq!(ids(&mut r, on_demand_local), [402]);
+        assert_eq!(ids(&mut r, FaceQueryFilter::default()).len(), 4, "an empty filter matches every face");
+        // Nothing matches: an empty dataset, one empty segment that is the last.
+        let (segments, faces) = query(&mut r, &FaceQueryFilter { face_id: Some(401), uri_scheme: Some("udp4".into()), ..Default::default() });
+        assert_eq!((segments.len(), segments[0].content_bytes().len(), faces.len()), (1, 0, 0));
+        let last = segments[0].final_block_id.clone().and_then(|f| Name::from_value(f).ok()).and_then(|n| n.segment());
+        assert_eq!(last, Some(0));
+    }
+
+    /// A large `faces/query` answer is segmented and versioned as the other
+    /// datasets are, under a name one component longer (the filter): later
+    /// segments are served by version, `<version>` alone gets segment 0, and
+    /// every segment fits a packet although its name carries a 3 KB filter.
+    #[test]
+    fn faces_query_serves_later_segments_by_version() {
+        let mut r = Router::new();
+        let long = format!("dev://{}", "x".repeat(3000));
+        let locals: Vec<String> = (0..20).map(|i| format!("dev://port{i}")).collect();
+        let faces: Vec<_> = locals.iter().enumerate().map(|(i, l)| (500 + i as u32, long.as_str(), l.as_str(), false, Persistency::Permanent)).collect();
+        with_faces(&mut r, &faces);
+        let filter = FaceQueryFilter { uri: Some(long.clone()), ..Default::default() };
+        let (segments, found) = query(&mut r, &filter);
+        assert!(segments.len() > 10, "{} segments", segments.len());
+        assert_eq!(found.iter().map(|f| f.face_id).collect::<Vec<_>>(), (500..520).collect::<Vec<u64>>());
+        let name = face_query_name(MgmtScope::Localhost, &filter);
+        let versioned = segments[0].name().prefix(name.len() + 1);
+        assert_eq!(r.ask(LOCAL, versioned.clone()).name(), segments[0].name());
+        for (i, d) in segments.iter().enumerate() {
+            let seg = versioned.append_number(SEGMENT_COMPONENT, i as u64);
+            assert_eq!(d.name(), &seg);
+            assert!(r.try_ask(LOCAL, seg).unwrap().len() <= MAX_PACKET_SIZE);
+        }
+        // A new request is a new version, whose segments are served too.
+        let (again, _) = query(&mut r, &filter);
+        assert_ne!(again[0].name().prefix(name.len() + 1), versioned);
+        assert_eq!(r.ask(LOCAL, versioned.append_number(SEGMENT_COMPONENT, 1)).name(), segments[1].name(), "the older version is still held");
+    }
+
+    /// A `faces/query` whose filter does not decode, or that has none, is
+    /// answered 400 under its own name, as NFD answers a malformed filter.
+    #[test]
+    fn a_malformed_face_query_filter_is_answered_400() {
+        let mut r = Router::new();
+        let bare = dataset_name(MgmtScope::Localhost, "faces", "query");
+        let empty = r.ask(LOCAL, bare.append_generic(&[0x96, 0]));
+        assert_eq!(empty.name().len(), bare.len() + 3, "an empty filter is a dataset: {}", empty.name());
+        for bad in [
+            bare.clone(),
+            bare.append_generic(&[0x96, 3, 0x0f, 1, 0]),
+            bare.append_generic(&[0x96, 4, 0x69, 9, 1, 2]),
+            bare.append_generic(&ControlParameters { face_id: Some(1), ..Default::default() }.encode()),
+        ] {
+            let answer = r.ask(LOCAL, bad.clone());
+            assert_eq!((answer.name(), status(&answer)), (&bad, Some(400)), "{bad}");
+        }
     }
 }

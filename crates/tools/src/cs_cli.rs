@@ -52,8 +52,8 @@ pub enum CsCommand {
     Erase {
         /// Name prefix whose Data go
         prefix: String,
-        /// Erase at most this many packets
-        #[arg(long)]
+        /// Erase at most this many packets (at least 1)
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         count: Option<u64>,
     },
 }
@@ -149,6 +149,7 @@ mod tests {
         }
         assert!(parse::<CsArgs>(&["cs", "config", "--admit", "maybe"]).is_err());
         assert!(matches!(parse::<CsArgs>(&["cs", "erase", "/a", "--count", "2"]).unwrap().command, CsCommand::Erase { count: Some(2), .. }));
+        assert!(parse::<CsArgs>(&["cs", "erase", "/a", "--count", "0"]).is_err(), "management refuses it: so does the tool");
         assert!(parse::<CsArgs>(&["cs", "erase"]).is_err(), "erase needs a prefix");
         let text = info_text(&CsInfo { capacity: 10, flags: 2, n_cs_entries: 4, n_hits: 7, n_misses: 9 });
         for line in ["capacity: 10", "entries: 4", "admit: off", "serve: on", "hits: 7", "misses: 9"] {

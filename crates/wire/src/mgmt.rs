@@ -72,6 +72,10 @@ pub const DATASET_ENTRY: u32 = 0x80;
 pub const FACE_SCOPE: u32 = 0x84;
 /// LinkType: point-to-point, multi-access or ad hoc, in FaceStatus (NFD FaceMgmt).
 pub const LINK_TYPE: u32 = 0x86;
+/// UriScheme: the URI scheme a `faces/query` asks for, e.g. `udp4` (NFD FaceMgmt).
+pub const URI_SCHEME: u32 = 0x83;
+/// FaceQueryFilter: a `faces/query` request's criteria, carried as a name component (NFD FaceMgmt).
+pub const FACE_QUERY_FILTER: u32 = 0x96;
 /// NextHopRecord: one next hop within a FibEntry (NFD FibMgmt).
 pub const NEXT_HOP_RECORD: u32 = 0x81;
 /// Route: one route within a RibEntry (NFD RibMgmt).
@@ -509,6 +513,53 @@ record! {
 }
 
 record! {
+    /// The criteria of a `faces/query` dataset request (NFD FaceMgmt, Query
+    /// Operation), the name component after the verb: `nfdc` turns a face URI
+    /// into a FaceId with it (`nfdc route add PREFIX udp4://HOST:PORT`) and
+    /// `nfdc face show` asks by FaceId. An absent field is no criterion, so an
+    /// empty filter matches every face.
+    pub struct FaceQueryFilter {
+        /// The face's identifier.
+        face_id: Option<u64> = FACE_ID,
+        /// The scheme of the face's remote or local URI, e.g. `udp4`, `unix`, `internal`.
+        uri_scheme: Option<String> = URI_SCHEME,
+        /// The face's remote URI, exactly.
+        uri: Option<String> = URI,
+        /// The face's local URI, exactly.
+        local_uri: Option<String> = LOCAL_URI,
+        /// 0 non-local, 1 local.
+        face_scope: Option<u64> = FACE_SCOPE,
+        /// A [`FacePersistency`] code.
+        face_persistency: Option<u64> = FACE_PERSISTENCY,
+        /// 0 point-to-point, 1 multi-access, 2 ad hoc.
+        link_type: Option<u64> = LINK_TYPE,
+    }
+    required []
+}
+
+impl FaceQueryFilter {
+    /// Whether `face` meets every criterion the filter has, as NFD's face
+    /// manager matches them: the scheme is that of the remote or of the local
+    /// URI (the text before the first `:`), URIs match exactly. An empty
+    /// string is no criterion, as ndn-cxx decodes it.
+    pub fn matches(&self, face: &FaceStatus) -> bool {
+        fn given(s: &Option<String>) -> Option<&str> {
+            s.as_deref().filter(|s| !s.is_empty())
+        }
+        fn scheme(uri: &str) -> Option<&str> {
+            uri.split_once(':').map(|(scheme, _)| scheme)
+        }
+        self.face_id.is_none_or(|id| id == face.face_id)
+            && given(&self.uri_scheme).is_none_or(|s| scheme(&face.uri) == Some(s) || scheme(&face.local_uri) == Some(s))
+            && given(&self.uri).is_none_or(|u| u == face.uri)
+            && given(&self.local_uri).is_none_or(|u| u == face.local_uri)
+            && self.face_scope.is_none_or(|s| s == face.face_scope)
+            && self.face_persistency.is_none_or(|p| p == face.face_persistency)
+            && self.link_type.is_none_or(|l| l == face.link_type)
+    }
+}
+
+record! {
     /// One next hop of a FIB entry.
     pub struct NextHopRecord {
         /// The face to forward to.
@@ -712,6 +763,17 @@ pub struct MgmtRequest {
     pub verb: String,
     /// A command's arguments; `None` for a dataset request.
     pub params: Option<ControlParameters>,
+    /// A `faces/query` request's criteria, which name its dataset (a version
+    /// and segment follow them); `None` for every other request.
+    pub filter: Option<FaceQueryFilter>,
+}
+
+/// The name of a `faces/query` request, `<scope>/faces/query/<FaceQueryFilter>`,
+/// as `nfdc` names it; the forwarder appends version and segment components.
+pub fn face_query_name(scope: MgmtScope, filter: &FaceQueryFilter) -> Name {
+    let mut element = Vec::new();
+    filter.encode_element(FACE_QUERY_FILTER, &mut element);
+    dataset_name(scope, "faces", "query").append_generic(&element)
 }
 
 /// Parses a management Interest name. Accepted shapes after `<scope>/<module>/<verb>`:
@@ -719,7 +781,9 @@ pub struct MgmtRequest {
 /// ControlParameters component alone, followed by a ParametersSha256DigestComponent
 /// (v0.3 signed Interest), or followed by the four generic components of a legacy
 /// signed command (timestamp, nonce, SignatureInfo, SignatureValue). Signatures are
-/// not checked here.
+/// not checked here. `faces/query` is a dataset named by the FaceQueryFilter
+/// component after its verb, which it requires (NFD answers 400 without one),
+/// followed by nothing or version and segment components.
 pub fn parse_request(name: &Name) -> Result<MgmtRequest, WireError> {
     let bad = WireError::BadValue(NAME);
     if name.len() < 4 {
@@ -738,6 +802,11 @@ pub fn parse_request(name: &Name) -> Result<MgmtRequest, WireError> {
         generic(i).and_then(|v| std::str::from_utf8(v).ok()).map(str::to_owned).ok_or(WireError::BadValue(NAME))
     };
     let (module, verb) = (text(2)?, text(3)?);
+    if (module.as_str(), verb.as_str()) == ("faces", "query") {
+        let component = (name.len() > 4).then(|| generic(4)).flatten().ok_or(bad)?;
+        let filter = FaceQueryFilter::decode_element(&Bytes::copy_from_slice(component), FACE_QUERY_FILTER)?;
+        return Ok(MgmtRequest { scope, module, verb, params: None, filter: Some(filter) });
+    }
     let params = match (name.len() > 4).then(|| generic(4)).flatten() {
         None => None,
         Some(cp) => {
@@ -753,7 +822,7 @@ pub fn parse_request(name: &Name) -> Result<MgmtRequest, WireError> {
             Some(ControlParameters::decode(&Bytes::copy_from_slice(cp))?)
         }
     };
-    Ok(MgmtRequest { scope, module, verb, params })
+    Ok(MgmtRequest { scope, module, verb, params, filter: None })
 }
 
 #[cfg(test)]
@@ -821,6 +890,14 @@ mod tests {
             })
     }
 
+    fn arb_filter() -> impl Gen<Value = FaceQueryFilter> {
+        let o = || proptest::option::of(any::<u64>());
+        let s = || proptest::option::of("[a-z0-9:/.\\[\\]]{0,24}");
+        (o(), s(), s(), s(), o(), o(), o()).prop_map(|(face_id, uri_scheme, uri, local_uri, face_scope, face_persistency, link_type)| {
+            FaceQueryFilter { face_id, uri_scheme, uri, local_uri, face_scope, face_persistency, link_type }
+        })
+    }
+
     fn round_trip<T: Record + PartialEq + fmt::Debug>(v: &T) {
         let mut out = Vec::new();
         v.encode_value(&mut out);
@@ -885,7 +962,22 @@ mod tests {
                 name = name.append(PARAMETERS_SHA256_DIGEST, &[7; 32]);
             }
             let req = parse_request(&name).unwrap();
-            prop_assert_eq!(req, MgmtRequest { scope, module: "rib".into(), verb: "register".into(), params: Some(p) });
+            prop_assert_eq!(req, MgmtRequest { scope, module: "rib".into(), verb: "register".into(), params: Some(p), filter: None });
+        }
+
+        #[test]
+        fn face_query_filter_round_trip(f in arb_filter(), localhop: bool, version: u64, segment: u64) {
+            let mut w = Vec::new();
+            f.encode_element(FACE_QUERY_FILTER, &mut w);
+            prop_assert_eq!(FaceQueryFilter::decode_element(&Bytes::from(w), FACE_QUERY_FILTER).unwrap(), f.clone());
+            // The name `nfdc` sends, and its later segments' names, carry the filter.
+            let scope = if localhop { MgmtScope::Localhop } else { MgmtScope::Localhost };
+            let name = face_query_name(scope, &f);
+            let versioned = name.append_number(crate::types::VERSION_COMPONENT, version);
+            for n in [name.clone(), versioned.clone(), versioned.append_number(crate::types::SEGMENT_COMPONENT, segment)] {
+                let req = parse_request(&n).unwrap();
+                prop_assert_eq!(req, MgmtRequest { scope, module: "faces".into(), verb: "query".into(), params: None, filter: Some(f.clone()) });
+            }
         }
 
         #[test]
@@ -899,10 +991,13 @@ mod tests {
             let _ = decode_list::<FibEntry>(&b);
             let _ = decode_list::<RibEntry>(&b);
             let _ = decode_list::<StrategyChoice>(&b);
-            let mut w = vec![CONTROL_PARAMETERS as u8, data.len() as u8];
-            w.extend_from_slice(&data);
-            let n = Name::from_components([(8, &b"localhost"[..]), (8, b"nfd"), (8, b"faces"), (8, b"create"), (8, &w)]);
-            let _ = parse_request(&n);
+            let _ = FaceQueryFilter::decode_value(b.clone());
+            for (verb, typ) in [(&b"create"[..], CONTROL_PARAMETERS), (b"query", FACE_QUERY_FILTER)] {
+                let mut w = vec![typ as u8, data.len() as u8];
+                w.extend_from_slice(&data);
+                let n = Name::from_components([(8, &b"localhost"[..]), (8, b"nfd"), (8, b"faces"), (8, verb), (8, &w)]);
+                let _ = parse_request(&n);
+            }
         }
     }
 
@@ -972,6 +1067,77 @@ mod tests {
         assert!(parse_request(&"/localhost/nfx/faces/list".parse().unwrap()).is_err());
         assert!(parse_request(&"/localhost/nfd/faces".parse().unwrap()).is_err());
         assert!(parse_request(&ds.append_generic(b"junk")).is_err());
+    }
+
+    /// `faces/query` takes a FaceQueryFilter in its fifth component: one in
+    /// ndn-cxx's field order decodes; none, another element, an unknown
+    /// element in the core range, a repeated field or trailing bytes are
+    /// refused, so that management answers 400 as NFD does; an unknown
+    /// non-critical element is skipped.
+    #[test]
+    fn parses_face_query_requests() {
+        let query = |filter: &[u8]| parse_request(&dataset_name(MgmtScope::Localhost, "faces", "query").append_generic(filter));
+        // FaceId 300, UriScheme "udp4", Uri "udp4://192.0.2.1:6363", FaceScope 0.
+        let mut w = vec![0x96, 0x24, 0x69, 0x02, 0x01, 0x2c, 0x83, 0x04];
+        w.extend_from_slice(b"udp4");
+        w.extend_from_slice(&[0x72, 0x15]);
+        w.extend_from_slice(b"udp4://192.0.2.1:6363");
+        w.extend_from_slice(&[0x84, 0x01, 0x00]);
+        let r = query(&w).unwrap();
+        let want = FaceQueryFilter {
+            face_id: Some(300),
+            uri_scheme: Some("udp4".into()),
+            uri: Some("udp4://192.0.2.1:6363".into()),
+            face_scope: Some(0),
+            ..Default::default()
+        };
+        assert_eq!((r.module.as_str(), r.verb.as_str(), r.params, r.filter), ("faces", "query", None, Some(want)));
+        // An empty filter is one that every face matches.
+        assert_eq!(query(&[0x96, 0]).unwrap().filter, Some(FaceQueryFilter::default()));
+        assert!(query(&[0x96, 5, 0x69, 1, 7, 0xfd, 0]).is_err(), "a truncated element");
+        assert_eq!(query(&[0x96, 6, 0x69, 1, 7, 0xa0, 1, 0]).unwrap().filter.unwrap().face_id, Some(7));
+        assert_eq!(query(&[0x96, 3, 0x0f, 1, 0]), Err(WireError::UnknownCritical(0x0f)));
+        assert_eq!(query(&[0x96, 6, 0x69, 1, 7, 0x69, 1, 8]), Err(WireError::OutOfOrder(FACE_ID)));
+        assert_eq!(query(&[0x96, 3, 0x72, 1, 0xff]), Err(WireError::BadValue(URI)), "a Uri that is not UTF-8");
+        assert!(query(&[0x96, 0, 0]).is_err(), "trailing bytes");
+        assert!(query(&ControlParameters { face_id: Some(7), ..Default::default() }.encode()).is_err());
+        let bare = dataset_name(MgmtScope::Localhost, "faces", "query");
+        assert!(parse_request(&bare).is_err(), "the filter is required");
+        assert!(parse_request(&bare.append_number(crate::types::VERSION_COMPONENT, 1)).is_err());
+    }
+
+    /// A face matches every criterion given: the scheme of either URI (as
+    /// NFD, so `unix` finds an application's face whose local URI is the
+    /// socket's), URIs exactly, scope, persistency, link type; an empty
+    /// string asks for nothing.
+    #[test]
+    fn face_query_filter_matches_as_nfd() {
+        let face = FaceStatus {
+            face_id: 260,
+            uri: "fd://31".into(),
+            local_uri: "unix:///run/nfd.sock".into(),
+            face_scope: 1,
+            face_persistency: FacePersistency::OnDemand.code(),
+            ..Default::default()
+        };
+        let yes = |f: FaceQueryFilter| assert!(f.matches(&face), "{f:?}");
+        let no = |f: FaceQueryFilter| assert!(!f.matches(&face), "{f:?}");
+        yes(FaceQueryFilter::default());
+        yes(FaceQueryFilter { face_id: Some(260), ..Default::default() });
+        no(FaceQueryFilter { face_id: Some(261), ..Default::default() });
+        yes(FaceQueryFilter { uri_scheme: Some("unix".into()), ..Default::default() });
+        yes(FaceQueryFilter { uri_scheme: Some("fd".into()), ..Default::default() });
+        no(FaceQueryFilter { uri_scheme: Some("udp4".into()), ..Default::default() });
+        no(FaceQueryFilter { uri_scheme: Some("unix:".into()), ..Default::default() });
+        yes(FaceQueryFilter { uri_scheme: Some(String::new()), uri: Some(String::new()), ..Default::default() });
+        yes(FaceQueryFilter { uri: Some("fd://31".into()), local_uri: Some("unix:///run/nfd.sock".into()), ..Default::default() });
+        no(FaceQueryFilter { uri: Some("fd://3".into()), ..Default::default() });
+        no(FaceQueryFilter { local_uri: Some("fd://31".into()), ..Default::default() });
+        yes(FaceQueryFilter { face_scope: Some(1), face_persistency: Some(1), link_type: Some(0), ..Default::default() });
+        no(FaceQueryFilter { face_scope: Some(0), ..Default::default() });
+        no(FaceQueryFilter { face_persistency: Some(FacePersistency::Persistent.code()), ..Default::default() });
+        no(FaceQueryFilter { link_type: Some(1), ..Default::default() });
+        no(FaceQueryFilter { face_id: Some(260), uri_scheme: Some("tcp4".into()), ..Default::default() });
     }
 
     #[test]
