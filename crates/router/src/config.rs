@@ -296,8 +296,15 @@ impl Config {
     /// redialed), a DPDK port that does not start, a CPU that is not online.
     pub fn validate(&self, origin: &str) -> Result<(), ConfigError> {
         let invalid = |key: &str, message: String| ConfigError::Invalid { path: origin.to_owned(), key: key.to_owned(), message };
+        let same_name = |a: &str, b: &trajan_wire::Name| a.parse::<trajan_wire::Name>().is_ok_and(|a| a == *b);
         for (i, r) in self.routes.iter().enumerate() {
-            r.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("routes[{i}].prefix"), e.to_string()))?;
+            let prefix = r.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("routes[{i}].prefix"), e.to_string()))?;
+            // The RIB keeps one static route per prefix and face: a second would
+            // only change the first's cost, and a reload that dropped either
+            // would take the route away.
+            if let Some(j) = self.routes[..i].iter().position(|o| o.face == r.face && same_name(&o.prefix, &prefix)) {
+                return Err(invalid(&format!("routes[{i}].prefix"), format!("{prefix} via `{}` is routes[{j}] already: one route per prefix and face (give it one cost)", r.face)));
+            }
             if r.udp_ports == 0 || (r.udp_ports > 1 && !r.face.starts_with("udp")) {
                 return Err(invalid(&format!("routes[{i}].udp_ports"), "must be 1, or more for a udp4:// or udp6:// face".to_owned()));
             }
@@ -320,7 +327,10 @@ impl Config {
             }
         }
         for (i, s) in self.strategies.iter().enumerate() {
-            s.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("strategies[{i}].prefix"), e.to_string()))?;
+            let prefix = s.prefix.parse::<trajan_wire::Name>().map_err(|e| invalid(&format!("strategies[{i}].prefix"), e.to_string()))?;
+            if let Some(j) = self.strategies[..i].iter().position(|o| same_name(&o.prefix, &prefix)) {
+                return Err(invalid(&format!("strategies[{i}].prefix"), format!("{prefix} has a strategy in strategies[{j}] already: one per namespace")));
+            }
             s.strategy.parse::<StrategyKind>().map_err(|e| invalid(&format!("strategies[{i}].strategy"), e))?;
         }
         for (i, p) in self.dpdk.ports.iter().enumerate() {
@@ -597,6 +607,19 @@ mod tests {
         let e = Config::parse(text, "t.toml").expect_err(text).to_string();
         assert!(e.starts_with(&format!("t.toml: {key}: ")), "{text} → {e}");
         e
+    }
+
+    /// A prefix routed twice through one face, or given two strategies, is
+    /// refused, naming the first: the second would silently win or lose.
+    #[test]
+    fn a_prefix_has_one_route_per_face_and_one_strategy() {
+        let route = |prefix: &str, face: &str, cost: u64| format!("[[routes]]\nprefix = \"{prefix}\"\nface = \"{face}\"\ncost = {cost}\n");
+        let e = rejected(&format!("{}{}", route("/a", "udp4://127.0.0.1:9", 1), route("/a/", "udp4://127.0.0.1:9", 2)), "routes[1].prefix");
+        assert!(e.contains("/a via `udp4://127.0.0.1:9` is routes[0] already"), "{e}");
+        Config::parse(&format!("{}{}", route("/a", "udp4://127.0.0.1:9", 1), route("/a", "udp4://127.0.0.1:10", 2)), "t").unwrap();
+        let strategy = |prefix: &str, s: &str| format!("[[strategies]]\nprefix = \"{prefix}\"\nstrategy = \"{s}\"\n");
+        let e = rejected(&format!("{}{}", strategy("/v", "multicast"), strategy("/v", "best-route")), "strategies[1].prefix");
+        assert!(e.contains("strategies[0]"), "{e}");
     }
 
     /// Two routes through one face URI with different `udp_ports` are refused,
