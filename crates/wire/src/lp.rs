@@ -77,8 +77,23 @@ pub struct LpPacket {
     pub fragment: Option<Bytes>,
 }
 
+/// The header fields an LpPacket may carry at most once (all those it reads).
+const ONCE: [u32; 10] = [
+    LP_SEQUENCE,
+    LP_FRAG_INDEX,
+    LP_FRAG_COUNT,
+    LP_PIT_TOKEN,
+    LP_NACK,
+    LP_INCOMING_FACE_ID,
+    LP_NEXT_HOP_FACE_ID,
+    LP_CONGESTION_MARK,
+    LP_CACHE_POLICY,
+    LP_FRAGMENT,
+];
+
 impl LpPacket {
-    /// Decodes an LpPacket, or wraps a bare Interest/Data.
+    /// Decodes an LpPacket, or wraps a bare Interest/Data; a header field it
+    /// reads that appears twice makes the packet malformed.
     pub fn decode(wire: &Bytes) -> Result<Self, WireError> {
         let first = first_type(wire)?.ok_or(WireError::Truncated)?;
         if first == INTEREST || first == DATA {
@@ -87,8 +102,18 @@ impl LpPacket {
         let (outer, el) = SliceReader::outer(wire, LP_PACKET)?;
         let mut r = outer.inner(&el);
         let mut p = LpPacket::default();
+        // Header fields seen, by their place in `ONCE`: none may repeat, as in
+        // NFD (two FragCounts, say, would leave the reassembly and the engine
+        // reading different ones).
+        let mut seen = 0u16;
         while !r.is_empty() {
             let e = r.read()?;
+            if let Some(bit) = ONCE.iter().position(|&t| t == e.typ) {
+                if seen & (1 << bit) != 0 {
+                    return Err(WireError::OutOfOrder(e.typ));
+                }
+                seen |= 1 << bit;
+            }
             let value = r.value(&e);
             match e.typ {
                 LP_FRAGMENT => {
@@ -234,6 +259,27 @@ mod tests {
         let p = LpPacket::decode(&i).unwrap();
         assert_eq!(p.fragment.as_ref(), Some(&i));
         assert_eq!(LpPacket::wrap(&i, &LpHeaders::default()), i);
+    }
+
+    /// A field it reads twice makes the packet malformed: whichever copy a
+    /// reader took, another could take the other.
+    #[test]
+    fn a_header_field_twice_is_malformed() {
+        let i = crate::Interest::new("/a".parse().unwrap()).encode();
+        let packet = |fields: &[(u32, &[u8])]| {
+            let mut inner = Vec::new();
+            for (t, v) in fields {
+                write_tlv(&mut inner, *t, v);
+            }
+            write_tlv(&mut inner, LP_FRAGMENT, &i);
+            let mut v = Vec::new();
+            write_tlv(&mut v, LP_PACKET, &inner);
+            LpPacket::decode(&Bytes::from(v))
+        };
+        assert!(packet(&[(LP_FRAG_COUNT, &[1])]).is_ok());
+        assert_eq!(packet(&[(LP_FRAG_COUNT, &[1]), (LP_FRAG_COUNT, &[2])]), Err(WireError::OutOfOrder(LP_FRAG_COUNT)));
+        assert_eq!(packet(&[(LP_PIT_TOKEN, b"a"), (LP_PIT_TOKEN, b"b")]), Err(WireError::OutOfOrder(LP_PIT_TOKEN)));
+        assert!(packet(&[(852, &[1]), (852, &[2])]).is_ok(), "an ignorable field it does not read may repeat");
     }
 
     #[test]
