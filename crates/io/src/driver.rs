@@ -450,6 +450,17 @@ impl Io {
         }
     }
 
+    /// How many ports `face` sends to: more than 1 for a neighbour's
+    /// port-by-hash face, 1 for any other (`None` for a face not open). A face
+    /// keeps the count it was made with, whatever a later
+    /// [`Io::create_face_ports`] for its remote asks.
+    pub fn remote_ports(&self, face: FaceId) -> Option<usize> {
+        match self.faces.get(&face)?.link {
+            Link::Udp { ports, .. } => Some(ports),
+            _ => Some(1),
+        }
+    }
+
     /// Tells whether a route goes through `face` (the RIB's business, not the
     /// I/O layer's): such a face never gives way to a new peer at the face
     /// limit ([`IoConfig::evict_idle`]), however long it has been idle. An

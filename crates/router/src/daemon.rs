@@ -9,7 +9,6 @@
 //! change is then broadcast to the workers: routes to the FIB replicas they share
 //! (one per NUMA node, [`crate::node_fibs`]), the rest to each worker's own tables.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -104,12 +103,6 @@ pub struct Daemon {
     /// The static routes the configuration made, each with its face, so that
     /// a reload removes those the new configuration no longer lists.
     pub(crate) static_routes: Vec<(RouteConfig, u32)>,
-    /// The ports of each port-by-hash face a static route made (more than one;
-    /// every other face has one), so that a route naming the face with another
-    /// `udp_ports` is refused rather than sent to the face's ports without a
-    /// word: the I/O layer shows the count only to a router with a hash face
-    /// of its own ([`Io::hash_peer`]).
-    pub(crate) face_ports: HashMap<u32, usize>,
 }
 
 impl Daemon {
@@ -164,7 +157,6 @@ impl Daemon {
             back: Vec::with_capacity(256),
             config: cfg.clone(),
             static_routes: Vec::new(),
-            face_ports: HashMap::new(),
         };
         #[cfg(feature = "dpdk")]
         if let Some(faces) = dpdk {
@@ -219,11 +211,8 @@ impl Daemon {
                 let info = self.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports).map_err(|e| e.to_string())?;
                 if self.fwd.faces.get(info.id).is_none() {
                     self.face_up(&info);
-                    if r.udp_ports > 1 {
-                        self.face_ports.insert(info.id, r.udp_ports);
-                    }
                 } else {
-                    let ports = self.face_ports.get(&info.id).copied().unwrap_or(1);
+                    let ports = self.io.remote_ports(info.id).unwrap_or(1);
                     if ports != r.udp_ports {
                         let (id, uri, s) = (info.id, &info.remote_uri, if ports == 1 { "" } else { "s" });
                         return Err(format!(
@@ -554,7 +543,6 @@ impl Daemon {
 
     /// Forgets a face everywhere.
     pub fn face_down(&mut self, id: u32) {
-        self.face_ports.remove(&id);
         self.rib.remove_face(&mut self.fwd.fib, id);
         self.fwd.remove_face(id);
         if let Some(w) = &mut self.workers {

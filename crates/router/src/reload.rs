@@ -175,8 +175,6 @@ impl Daemon {
     /// [`Reloaded::failed`], saying how to get it.
     fn reload_routes(&mut self, new: &Config, done: &mut Reloaded) {
         let io = &self.io;
-        // Faces `trajan face destroy` closed, which management does not tell the daemon of.
-        self.face_ports.retain(|face, _| io.face(*face).is_some());
         let ports_changed = |r: &RouteConfig, face: u32| io.face(face).is_some() && new.routes.iter().any(|n| n.prefix == r.prefix && n.face == r.face && n.udp_ports != r.udp_ports);
         let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut self.static_routes).into_iter().partition(|(r, face)| new.routes.contains(r) || ports_changed(r, *face));
         let (kept, lost): (Vec<_>, Vec<_>) = kept.into_iter().partition(|(r, face)| {
