@@ -802,12 +802,12 @@ pub fn parse_request(name: &Name) -> Result<MgmtRequest, WireError> {
         generic(i).and_then(|v| std::str::from_utf8(v).ok()).map(str::to_owned).ok_or(WireError::BadValue(NAME))
     };
     let (module, verb) = (text(2)?, text(3)?);
+    let argument = (name.len() > 4).then(|| generic(4)).flatten();
     if (module.as_str(), verb.as_str()) == ("faces", "query") {
-        let component = (name.len() > 4).then(|| generic(4)).flatten().ok_or(bad)?;
-        let filter = FaceQueryFilter::decode_element(&Bytes::copy_from_slice(component), FACE_QUERY_FILTER)?;
+        let filter = FaceQueryFilter::decode_element(&Bytes::copy_from_slice(argument.ok_or(bad)?), FACE_QUERY_FILTER)?;
         return Ok(MgmtRequest { scope, module, verb, params: None, filter: Some(filter) });
     }
-    let params = match (name.len() > 4).then(|| generic(4)).flatten() {
+    let params = match argument {
         None => None,
         Some(cp) => {
             let signed_tail_ok = match name.len() {
