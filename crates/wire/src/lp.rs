@@ -77,20 +77,6 @@ pub struct LpPacket {
     pub fragment: Option<Bytes>,
 }
 
-/// The header fields an LpPacket may carry at most once (all those it reads).
-const ONCE: [u32; 10] = [
-    LP_SEQUENCE,
-    LP_FRAG_INDEX,
-    LP_FRAG_COUNT,
-    LP_PIT_TOKEN,
-    LP_NACK,
-    LP_INCOMING_FACE_ID,
-    LP_NEXT_HOP_FACE_ID,
-    LP_CONGESTION_MARK,
-    LP_CACHE_POLICY,
-    LP_FRAGMENT,
-];
-
 impl LpPacket {
     /// Decodes an LpPacket, or wraps a bare Interest/Data; a header field it
     /// reads that appears twice makes the packet malformed.
@@ -102,17 +88,26 @@ impl LpPacket {
         let (outer, el) = SliceReader::outer(wire, LP_PACKET)?;
         let mut r = outer.inner(&el);
         let mut p = LpPacket::default();
-        // Header fields seen, by their place in `ONCE`: none may repeat, as in
-        // NFD (two FragCounts, say, would leave the reassembly and the engine
-        // reading different ones).
-        let mut seen = 0u16;
         while !r.is_empty() {
             let e = r.read()?;
-            if let Some(bit) = ONCE.iter().position(|&t| t == e.typ) {
-                if seen & (1 << bit) != 0 {
-                    return Err(WireError::OutOfOrder(e.typ));
-                }
-                seen |= 1 << bit;
+            // No field it reads may repeat, as in NFD (two FragCounts, say,
+            // would leave the reassembly and the engine reading different
+            // ones): one already read is one already set.
+            let h = &p.headers;
+            let repeated = match e.typ {
+                LP_SEQUENCE => p.sequence.is_some(),
+                LP_FRAG_INDEX => p.frag_index.is_some(),
+                LP_FRAG_COUNT => p.frag_count.is_some(),
+                LP_PIT_TOKEN => h.pit_token.is_some(),
+                LP_NACK => h.nack.is_some(),
+                LP_INCOMING_FACE_ID => h.incoming_face_id.is_some(),
+                LP_NEXT_HOP_FACE_ID => h.next_hop_face_id.is_some(),
+                LP_CONGESTION_MARK => h.congestion_mark.is_some(),
+                LP_CACHE_POLICY => h.cache_policy.is_some(),
+                _ => false,
+            };
+            if repeated {
+                return Err(WireError::OutOfOrder(e.typ));
             }
             let value = r.value(&e);
             match e.typ {
