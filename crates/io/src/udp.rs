@@ -125,7 +125,10 @@ impl UdpChannel {
         let slots = self.rx_buf.len() / SLOT;
         let mut iovs: Vec<[IoSliceMut<'_>; 1]> = self.rx_buf.chunks_exact_mut(SLOT).map(|c| [IoSliceMut::new(c)]).collect();
         let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(slots, None);
-        let results = match recvmmsg(self.sock.as_raw_fd(), &mut headers, iovs.iter_mut(), MsgFlags::MSG_DONTWAIT, None) {
+        // MSG_TRUNC: a datagram longer than its slot reports its real length, so
+        // its face counts the bytes the peer sent; it is still flagged and dropped.
+        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_TRUNC;
+        let results = match recvmmsg(self.sock.as_raw_fd(), &mut headers, iovs.iter_mut(), flags, None) {
             Ok(r) => r,
             Err(Errno::EAGAIN) => return Ok(false),
             Err(e) => return Err(e.into()),

@@ -186,12 +186,16 @@ fn malformed_datagrams_are_counted_and_dropped() {
         stranger.send_to(bad, udp).unwrap();
     }
     stranger.send_to(&good, udp).unwrap();
+    let sent = [interest("/hello").len(), trailing.len(), truncated.len(), oversize.len(), 0, good.len()].iter().sum::<usize>();
     events.clear();
     poll_until(&mut io, &mut events, |ev| !packets_from(ev, face).is_empty());
     assert_eq!(packets_from(&events, face), vec![good]);
     let c = io.counters(face).unwrap();
     assert_eq!(c.dropped_in, 4);
     assert_eq!(c.in_packets, 6);
+    // Bytes are what the peer sent, an oversize datagram's whole length
+    // included, not the part of it that fit the receive buffer.
+    assert_eq!(c.in_bytes, sent as u64);
 }
 
 #[test]
