@@ -644,15 +644,24 @@ impl Io {
     /// redials whenever it has no connection. No `FaceUp` is emitted for faces
     /// made here.
     pub fn create_face(&mut self, uri: &str, persistency: Persistency) -> Result<FaceInfo, IoError> {
-        self.create_face_ports(uri, persistency, 1)
+        self.open_face(uri, persistency, None)
     }
 
     /// [`create_face`](Self::create_face) to a Trajan neighbour's UDP-port-by-hash
     /// face: `ports` consecutive ports from the URI's port. Each packet is sent to
     /// the port its name hashes to (the neighbour's worker owning it), and a
     /// datagram from any of the ports belongs to this face. 1 is an ordinary face.
+    /// An existing face with another number of ports is refused
+    /// ([`IoError::OtherPorts`]) and left as it was, its persistency included:
+    /// a face keeps the ports it was made with.
     pub fn create_face_ports(&mut self, uri: &str, persistency: Persistency, ports: usize) -> Result<FaceInfo, IoError> {
-        let ports = ports.max(1);
+        self.open_face(uri, persistency, Some(ports.max(1)))
+    }
+
+    /// Opens or finds the face to `uri`: a new one gets `ports` (one when not
+    /// given), an existing one must have them when they are given.
+    fn open_face(&mut self, uri: &str, persistency: Persistency, want_ports: Option<usize>) -> Result<FaceInfo, IoError> {
+        let ports = want_ports.unwrap_or(1);
         let (scheme, addr) = uri::parse_ports(uri, ports)?;
         let remote_uri = uri::format(scheme, addr);
         let existing = match scheme {
@@ -672,7 +681,11 @@ impl Io {
                 None => return self.connect_tcp(uri, addr, persistency),
             },
         };
+        let has = self.remote_ports(existing).unwrap_or(1);
         let face = self.faces.get_mut(&existing).expect("face maps agree");
+        if let Some(wanted) = want_ports.filter(|&w| w != has) {
+            return Err(IoError::OtherPorts { face: existing, uri: face.info.remote_uri.clone(), has, wanted });
+        }
         face.info.persistency = face.info.persistency.max(persistency);
         Ok(face.info.clone())
     }

@@ -59,6 +59,20 @@ pub enum IoError {
         /// The requested remote URI.
         uri: String,
     },
+    /// A face to this remote exists with another number of UDP ports than asked
+    /// ([`Io::create_face_ports`](crate::Io::create_face_ports)); it keeps those
+    /// it was made with until it is destroyed.
+    #[error("face {face} ({uri}) has {has} port(s), not {wanted}")]
+    OtherPorts {
+        /// The existing face.
+        face: crate::FaceId,
+        /// Its remote URI.
+        uri: String,
+        /// The ports it has.
+        has: usize,
+        /// The ports asked for.
+        wanted: usize,
+    },
     /// An outgoing TCP connection could not be started.
     #[error("cannot connect to {uri}: {error}")]
     Connect {

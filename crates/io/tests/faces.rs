@@ -405,6 +405,9 @@ fn create_udp_face_sends_from_the_listener_and_upgrades() {
     assert!(face_ups(&events).is_empty(), "the reply must arrive on the created face");
 
     assert_eq!(io.create_face(&uri, Persistency::OnDemand).unwrap().persistency, Persistency::Persistent);
+    let other_ports = io.create_face_ports(&uri, Persistency::Permanent, 4);
+    assert!(matches!(other_ports, Err(IoError::OtherPorts { face, has: 1, wanted: 4, .. }) if face == info.id), "{other_ports:?}");
+    assert_eq!(io.face(info.id).unwrap().persistency, Persistency::Persistent, "a refused face is left as it was");
     let upgraded = io.create_face(&uri, Persistency::Permanent).unwrap();
     assert_eq!((upgraded.id, upgraded.persistency), (info.id, Persistency::Permanent));
     assert_eq!(io.faces().count(), 1);

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind, INTERNAL_FACE};
 use trajan_tables::{Fib, FibSource, FibVariant};
-use trajan_io::{FaceInfo, HashPorts, Io, IoConfig, IoEvent, Persistency};
+use trajan_io::{FaceInfo, HashPorts, Io, IoConfig, IoError, IoEvent, Persistency};
 use trajan_wire::Name;
 
 use crate::config::{Config, RouteConfig, StrategyConfig};
@@ -208,18 +208,18 @@ impl Daemon {
         let face = match r.face.strip_prefix("dev://") {
             Some(dev) => self.dpdk_face(dev).ok_or_else(|| "no such DPDK port".to_owned())?,
             None => {
-                let info = self.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports).map_err(|e| e.to_string())?;
-                if self.fwd.faces.get(info.id).is_none() {
-                    self.face_up(&info);
-                } else {
-                    let ports = self.io.remote_ports(info.id).unwrap_or(1);
-                    if ports != r.udp_ports {
-                        let (id, uri, s) = (info.id, &info.remote_uri, if ports == 1 { "" } else { "s" });
+                let info = match self.io.create_face_ports(&r.face, Persistency::Permanent, r.udp_ports) {
+                    Ok(info) => info,
+                    Err(IoError::OtherPorts { face: id, uri, has, wanted }) => {
+                        let s = if has == 1 { "" } else { "s" };
                         return Err(format!(
-                            "face {id} ({uri}) has {ports} port{s}, not udp_ports = {}: a face keeps the ports it was made with until it is destroyed (`trajan face destroy {id}`, then reload) or the router restarts",
-                            r.udp_ports
+                            "face {id} ({uri}) has {has} port{s}, not udp_ports = {wanted}: a face keeps the ports it was made with until it is destroyed (`trajan face destroy {id}`, then reload) or the router restarts"
                         ));
                     }
+                    Err(e) => return Err(e.to_string()),
+                };
+                if self.fwd.faces.get(info.id).is_none() {
+                    self.face_up(&info);
                 }
                 info.id
             }

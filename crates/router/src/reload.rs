@@ -397,6 +397,20 @@ mod tests {
         }
     }
 
+    /// A route refused because its face has other ports leaves that face as it
+    /// was: a persistent face management made is not raised to permanent by a
+    /// route that never took it.
+    #[test]
+    fn a_route_refused_for_its_ports_leaves_the_face_as_it_was() {
+        let mut d = Daemon::new(&config("")).unwrap();
+        let info = d.io.create_face("udp4://127.0.0.1:40000", trajan_io::Persistency::Persistent).unwrap();
+        d.face_up(&info);
+        let done = d.reload(config("[[routes]]\nprefix = \"/a\"\nface = \"udp4://127.0.0.1:40000\"\nudp_ports = 4\n"));
+        assert_eq!(done.failed.len(), 1, "{done:?}");
+        assert!(done.failed[0].contains("has 1 port, not udp_ports = 4"), "{done:?}");
+        assert_eq!(d.io.face(info.id).unwrap().persistency, trajan_io::Persistency::Persistent);
+    }
+
     /// At start, a route whose face URI names a face another route made with
     /// other ports (the URI spelled otherwise, or one of the face's ports) stops
     /// the start, naming the face, rather than being sent to its ports.
