@@ -82,7 +82,7 @@ struct Direct {
 
 /// A name a CanBePrefix Interest asked for, answered by a cached packet with a longer name.
 struct Indirect {
-    /// TLV-VALUE of the Interest name.
+    /// TLV-VALUE of the Interest name, copied out of the Interest's packet.
     name: Bytes,
     /// The cached packet (slab index in `direct`).
     target: u32,
@@ -451,7 +451,8 @@ impl Cs {
         let Some(Slot::Direct(target)) = self.find(self.tag_of(data_name, data_name.len()), data_name.value()) else { return };
         let tag = self.tag_of(prefix, prefix.len());
         if self.find(tag, prefix.value()).is_none() && self.registered_under(tag, prefix.value()) != Some(target) {
-            self.add_indirect(target, prefix.value_bytes(), tag);
+            // A copy: the name of a received Interest is a view of its whole packet.
+            self.add_indirect(target, Bytes::copy_from_slice(prefix.value()), tag);
         }
     }
 
@@ -533,14 +534,18 @@ impl Cs {
     }
 
     /// Removes up to `limit` packets under `prefix` (NFD's `cs erase`); returns how
-    /// many. A management operation: it walks the recency list, O(capacity).
+    /// many. A prefix ending in an implicit digest also names, as NFD takes
+    /// it, the packet whose full name it is. A management operation: it walks
+    /// the recency list, O(capacity).
     pub fn erase_prefix(&mut self, prefix: &Name, limit: usize) -> usize {
         let start = prefix.value();
+        let full = prefix.implicit_digest().map(|digest| (prefix.prefix_value(prefix.len() - 1), digest));
         let mut doomed = Vec::new();
         let mut at = self.lru.head();
         while let Some(idx) = at.filter(|_| doomed.len() < limit) {
             let d = self.direct.at(idx);
-            if d.name().starts_with(start) {
+            let named = full.is_some_and(|(name, digest)| d.name() == name && implicit_digest_of(&d.wire)[..] == *digest);
+            if d.name().starts_with(start) || named {
                 doomed.push(idx);
             }
             at = self.lru.next(&self.direct, idx);
@@ -788,6 +793,26 @@ mod tests {
         assert_eq!(cs.indirect_len(), MAX_INDIRECT, "no more than the packet's bound");
         assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
         assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None, "past the bound");
+    }
+
+    /// An indirect entry keeps a copy of its name, not a view of the
+    /// Interest it came in: the engine's PIT entries name their Interests
+    /// within the whole packet (up to 8,800 bytes), which up to
+    /// [`MAX_INDIRECT`] entries per cached packet would otherwise keep.
+    #[test]
+    fn an_indirect_entry_keeps_its_name_not_the_interest_packet() {
+        let mut cs = Cs::new(10);
+        let d = data("/p/v1/s0", None, b"");
+        cs.insert(&d, 0);
+        let mut packet = vec![0; 8000];
+        packet.extend_from_slice(name("/p").value());
+        let packet = Bytes::from(packet);
+        let view = Name::from_within(packet.clone(), 8000..packet.len()).expect("a name");
+        cs.insert_indirect(&view, d.name());
+        drop(view);
+        assert_eq!(cs.indirect_len(), 1);
+        assert!(packet.is_unique(), "the store keeps no view of the packet");
+        assert_eq!(get(&mut cs, "/p", true, false, 0).as_deref(), Some("/p/v1/s0"));
     }
 
     #[test]
@@ -1102,6 +1127,24 @@ mod tests {
         assert_eq!(cs.indirect_len(), 0);
         insert(&mut cs, "/c", None, &[], 0);
         assert!(content(&mut cs, "/c", 0).is_some(), "the store still works after erasing");
+    }
+
+    /// A prefix ending in an implicit digest is a full name: NFD's `cs erase`
+    /// takes it as the start of a range of full names, which holds the
+    /// packet it names, so it erases that packet (and anything named under
+    /// the full name), not another with the same name.
+    #[test]
+    fn erasing_a_full_name_erases_its_packet() {
+        let mut cs = Cs::new(10);
+        let d = data("/a/b", None, b"one");
+        cs.insert(&d, 0);
+        insert(&mut cs, "/a/b/c", None, &[], 0);
+        insert(&mut cs, &format!("{}/x", d.full_name()), None, &[], 0);
+        assert_eq!(cs.erase_prefix(&data("/a/b", None, b"two").full_name(), 10), 0, "another packet's full name");
+        assert_eq!(cs.erase_prefix(&d.full_name(), 10), 2);
+        assert_eq!(content(&mut cs, "/a/b", 0), None);
+        assert!(content(&mut cs, "/a/b/c", 0).is_some(), "what lies under the name alone stays");
+        assert_eq!(cs.len(), 1);
     }
 
     proptest! {
