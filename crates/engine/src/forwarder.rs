@@ -685,7 +685,7 @@ impl<F: FibSource> Forwarder<F> {
             let from = |f: FaceId| entry.in_records.iter().any(|r| r.face == f && r.nonce == entry.nonce);
             let back = match &decision {
                 InterestDecision::ForwardTo(f) => from(*f),
-                InterestDecision::Forward(targets) => targets.iter().any(|f| from(*f)),
+                InterestDecision::Forward(targets) | InterestDecision::Retransmit(targets) => targets.iter().any(|f| from(*f)),
                 InterestDecision::NoRoute => true,
                 InterestDecision::Suppress => false,
             };
@@ -700,6 +700,7 @@ impl<F: FibSource> Forwarder<F> {
                     self.send_interest(now, id, ingress, face, measure, out);
                 }
             }
+            InterestDecision::Retransmit(targets) => self.retransmit(now, id, ingress, kind, &targets, measure, out),
             InterestDecision::Suppress => {}
             InterestDecision::NoRoute => {
                 self.counters.no_route += 1;
@@ -714,6 +715,20 @@ impl<F: FibSource> Forwarder<F> {
                 }
                 self.send_nack_wire(ingress, &wire, NackReason::NoRoute, token, out);
             }
+        }
+    }
+
+    /// Sends a retransmission the strategy let through, backing the entry off
+    /// for the next one ([`strategy::retransmitted`]). Out of line: the new
+    /// Interest's path, which [`Forwarder::forward_new`] inlines into the
+    /// packet loop, never takes it.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // forward_new's, passed on as they are
+    fn retransmit(&mut self, now: u64, id: PitId, ingress: FaceId, kind: StrategyKind, targets: &[FaceId], measure: MeasureId, out: &mut Vec<Outgoing>) {
+        strategy::retransmitted(kind, self.pcct.pit.get_mut(id).expect("present"), targets);
+        for &face in targets {
+            self.send_interest(now, id, ingress, face, measure, out);
         }
     }
 

@@ -4,18 +4,25 @@
 //! sending, so strategies stay small pure functions over a PIT entry and the
 //! FIB's next hops (dynamic's weighted draw is the pipeline's `pick`).
 
-use smallvec::SmallVec;
-use trajan_tables::{NextHop, PitEntry};
+use smallvec::{smallvec, SmallVec};
+use trajan_tables::{NextHop, OutRecord, PitEntry};
 use trajan_wire::tlv::read_nonneg;
 use trajan_wire::types::VERSION_COMPONENT;
 use trajan_wire::{Name, NackReason};
 
 use crate::FaceId;
 
-/// A retransmitted Interest sent again within this window to the same upstreams is
-/// suppressed (NFD best-route's retransmission suppression, simplified to a fixed
-/// interval).
-pub const RETX_SUPPRESSION_MS: u64 = 10;
+/// How long after an Interest went upstream its retransmission is first held
+/// back: NFD's RetxSuppressionExponential (best-route and multicast), whose
+/// interval doubles with each retransmission let through, up to
+/// [`RETX_SUPPRESSION_MAX_MS`]. A consumer that retransmits early costs the
+/// upstreams less and less, one that waits longer than that is never held back.
+pub const RETX_SUPPRESSION_INITIAL_MS: u64 = 10;
+
+/// The longest a retransmission is held back (NFD's default, as the initial
+/// interval). The back-off a PIT entry keeps is the number of doublings, a
+/// byte, so that it fits the entry as it is.
+pub const RETX_SUPPRESSION_MAX_MS: u64 = 250;
 
 /// Which strategy governs a namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,6 +111,9 @@ pub enum InterestDecision {
     ForwardTo(FaceId),
     /// Send to these faces.
     Forward(SmallVec<[FaceId; 4]>),
+    /// A retransmission let through: send to these faces, after
+    /// [`retransmitted`] backs the entry off for the next one.
+    Retransmit(SmallVec<[FaceId; 4]>),
     /// Already sent upstream very recently, or sent upstream and nothing
     /// else may take it: wait for the answer.
     Suppress,
@@ -134,10 +144,11 @@ pub fn on_interest(
     }
     match kind {
         StrategyKind::Multicast => {
-            if suppressed(entry, now_ms) {
-                return InterestDecision::Suppress;
+            let all = candidates.map(|nh| nh.face).collect();
+            if entry.out_records.is_empty() {
+                return InterestDecision::Forward(all);
             }
-            InterestDecision::Forward(candidates.map(|nh| nh.face).collect())
+            multicast_retransmission(entry, all, now_ms)
         }
         StrategyKind::BestRoute => {
             if entry.out_records.is_empty() {
@@ -155,7 +166,7 @@ pub fn on_interest(
                     entry.out_records.iter().find(|o| o.face == nh.face).map_or(0, |o| o.sent_ms)
                 })
             });
-            pick.map_or(InterestDecision::NoRoute, |nh| InterestDecision::ForwardTo(nh.face))
+            pick.map_or(InterestDecision::NoRoute, |nh| InterestDecision::Retransmit(smallvec![nh.face]))
         }
         StrategyKind::Dynamic => {
             let all: SmallVec<[FaceId; 4]> = candidates.map(|nh| nh.face).collect();
@@ -164,29 +175,88 @@ pub fn on_interest(
     }
 }
 
+/// [`on_interest`] for a multicast retransmission, given the usable next hops
+/// (`all`, not empty): held back per upstream, as in NFD, so a next hop not
+/// tried yet takes it at once. Out of line: not the new Interest's path.
+#[cold]
+fn multicast_retransmission(entry: &PitEntry, mut all: SmallVec<[FaceId; 4]>, now_ms: u64) -> InterestDecision {
+    all.retain(|f| !entry.out_records.iter().any(|o| o.face == *f && upstream_suppressed(o, now_ms)));
+    if all.is_empty() {
+        // Every next hop held it back.
+        return InterestDecision::Suppress;
+    }
+    InterestDecision::Retransmit(all)
+}
+
 /// [`on_interest`] when no next hop may take the Interest. A new one gets
 /// NoRoute. One that joins an entry already sent upstream, where an answer
 /// may still come from (see [`on_interest`]'s `answers`), waits for it, as in
 /// NFD (for a `/localhop` Interest from a remote face that a local one's
 /// took upstream, for instance): always with best-route and dynamic, and with
-/// multicast while retransmissions are suppressed (NFD's multicast Nacks it
-/// otherwise). Unlike NFD, an Interest whose only pending upstream is the face
-/// it came from is Nacked: the Data from there would never reach it.
+/// multicast while an upstream holds its retransmissions back (NFD's
+/// multicast Nacks it otherwise). Unlike NFD, an Interest whose only pending
+/// upstream is the face it came from is Nacked: the Data from there would
+/// never reach it. Nothing goes upstream, so nothing backs off.
 #[cold]
 fn without_next_hop(kind: StrategyKind, entry: &PitEntry, now_ms: u64, answers: impl Fn(FaceId) -> bool) -> InterestDecision {
     let pending = entry.out_records.iter().any(|o| answers(o.face));
-    if pending && (kind != StrategyKind::Multicast || suppressed(entry, now_ms)) {
+    if pending && (kind != StrategyKind::Multicast || entry.out_records.iter().any(|o| upstream_suppressed(o, now_ms))) {
         InterestDecision::Suppress
     } else {
         InterestDecision::NoRoute
     }
 }
 
-/// Whether the entry's Interest went upstream within the last
-/// [`RETX_SUPPRESSION_MS`]: a retransmission that soon is suppressed.
-#[inline(always)]
+/// How long a retransmission is held back after `backoff` doublings of
+/// [`RETX_SUPPRESSION_INITIAL_MS`] ([`PitEntry::suppression`],
+/// [`OutRecord::suppression`]). Shifted 16 places at most, far past the
+/// cap, so that no back-off a byte holds shifts the bits out to a short wait.
+#[inline]
+fn suppression_interval(backoff: u8) -> u64 {
+    (RETX_SUPPRESSION_INITIAL_MS << backoff.min(16)).min(RETX_SUPPRESSION_MAX_MS)
+}
+
+/// A back-off one retransmission later: the interval doubled, until it
+/// reaches [`RETX_SUPPRESSION_MAX_MS`], where the count stops.
+fn backed_off(backoff: u8) -> u8 {
+    if suppression_interval(backoff) < RETX_SUPPRESSION_MAX_MS {
+        backoff + 1
+    } else {
+        backoff
+    }
+}
+
+/// Whether a retransmission comes too soon after the entry's Interest last
+/// went upstream, to any face, for the entry's back-off (NFD's per-PIT-entry
+/// suppression, best-route's and dynamic's).
+#[inline]
 fn suppressed(entry: &PitEntry, now_ms: u64) -> bool {
-    entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < RETX_SUPPRESSION_MS)
+    let interval = suppression_interval(entry.suppression);
+    entry.out_records.iter().any(|o| now_ms.saturating_sub(o.sent_ms) < interval)
+}
+
+/// Whether a retransmission comes too soon after the Interest last went to
+/// this upstream, for that upstream's back-off (NFD's per-upstream
+/// suppression, multicast's).
+#[inline]
+fn upstream_suppressed(o: &OutRecord, now_ms: u64) -> bool {
+    now_ms.saturating_sub(o.sent_ms) < suppression_interval(o.suppression)
+}
+
+/// Backs the entry off for its next retransmission as the strategy's
+/// suppression counts it, once [`InterestDecision::Retransmit`] lets one
+/// through to `targets` and before it is sent there (multicast backs off
+/// only the upstreams the Interest went to before). Kept apart from
+/// [`on_interest`], which only reads the entry.
+pub fn retransmitted(kind: StrategyKind, entry: &mut PitEntry, targets: &[FaceId]) {
+    match kind {
+        StrategyKind::Multicast => {
+            for o in entry.out_records.iter_mut().filter(|o| targets.contains(&o.face)) {
+                o.suppression = backed_off(o.suppression);
+            }
+        }
+        StrategyKind::BestRoute | StrategyKind::Dynamic => entry.suppression = backed_off(entry.suppression),
+    }
 }
 
 /// Whether the entry's Interest was sent to `face` already.
@@ -197,13 +267,18 @@ fn tried(entry: &PitEntry, face: FaceId) -> bool {
 
 /// [`on_interest`] for the dynamic strategy, given the usable next hops
 /// (`all`, not empty): a new Interest draws among them all, a retransmission
-/// among those not tried yet (all of them once every one was).
+/// among those not tried yet (all of them once every one was). As with
+/// best-route, one upstream at a time, so retransmissions are held back per
+/// entry as best-route's are.
 fn dynamic(entry: &PitEntry, all: &[FaceId], now_ms: u64, pick: impl FnOnce(&[FaceId]) -> FaceId) -> InterestDecision {
+    if entry.out_records.is_empty() {
+        return InterestDecision::ForwardTo(pick(all));
+    }
     if suppressed(entry, now_ms) {
         return InterestDecision::Suppress;
     }
     let untried: SmallVec<[FaceId; 4]> = all.iter().copied().filter(|&f| !tried(entry, f)).collect();
-    InterestDecision::ForwardTo(pick(if untried.is_empty() { all } else { &untried }))
+    InterestDecision::Retransmit(smallvec![pick(if untried.is_empty() { all } else { &untried })])
 }
 
 /// What to do after an upstream Nacked the Interest (its out-record is already marked).
@@ -301,11 +376,51 @@ mod tests {
 
     #[test]
     fn best_route_retransmits_to_an_untried_then_the_longest_untried_next_hop() {
-        let suppressed = RETX_SUPPRESSION_MS - 1;
+        let suppressed = RETX_SUPPRESSION_INITIAL_MS - 1;
         assert_eq!(decide(StrategyKind::BestRoute, &[(1, 0)], suppressed, |_| true), InterestDecision::Suppress);
-        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 0)], 100, |_| true), InterestDecision::ForwardTo(2));
-        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 30), (2, 0), (3, 20)], 100, |_| true), InterestDecision::ForwardTo(2));
-        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 30), (2, 0), (3, 20)], 100, |f| f != 2), InterestDecision::ForwardTo(3));
+        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 0)], 100, |_| true), retransmit(&[2]));
+        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 30), (2, 0), (3, 20)], 100, |_| true), retransmit(&[2]));
+        assert_eq!(decide(StrategyKind::BestRoute, &[(1, 30), (2, 0), (3, 20)], 100, |f| f != 2), retransmit(&[3]));
+    }
+
+    fn retransmit(faces: &[FaceId]) -> InterestDecision {
+        InterestDecision::Retransmit(faces.iter().copied().collect())
+    }
+
+    #[test]
+    fn the_suppression_interval_doubles_up_to_its_cap() {
+        let mut backoff = 0;
+        let mut intervals = Vec::new();
+        for _ in 0..8 {
+            intervals.push(suppression_interval(backoff));
+            backoff = backed_off(backoff);
+        }
+        assert_eq!(intervals, [10, 20, 40, 80, 160, 250, 250, 250]);
+        assert_eq!(backoff, 5, "it stops counting at the cap");
+        for backoff in [16, 62, 63, 64, u8::MAX] {
+            assert_eq!(suppression_interval(backoff), RETX_SUPPRESSION_MAX_MS, "{backoff} doublings");
+        }
+    }
+
+    /// Best-route and dynamic hold a retransmission back for the entry's
+    /// interval since its last send to any upstream; a retransmission let
+    /// through doubles it.
+    #[test]
+    fn best_route_and_dynamic_back_off_per_entry() {
+        for kind in [StrategyKind::BestRoute, StrategyKind::Dynamic] {
+            let (mut pcct, id) = entry(&[(1, 0), (2, 100)]);
+            let e = pcct.pit.get_mut(id).unwrap();
+            retransmitted(kind, e, &[2]);
+            assert_eq!((e.suppression, e.out_records[0].suppression, e.out_records[1].suppression), (1, 0, 0), "{kind:?}");
+            let decide = |e: &PitEntry, now| on_interest(kind, e, &HOPS, now, |_| true, |_| true, |faces| faces[0]);
+            assert_eq!(decide(e, 119), InterestDecision::Suppress, "{kind:?}: within 20 ms of the last send");
+            assert_eq!(decide(e, 120), retransmit(&[3]), "{kind:?}: 20 ms after it");
+            for _ in 0..10 {
+                retransmitted(kind, e, &[3]);
+            }
+            assert_eq!(decide(e, 349), InterestDecision::Suppress, "{kind:?}: capped");
+            assert_eq!(decide(e, 350), retransmit(&[3]), "{kind:?}: capped at 250 ms");
+        }
     }
 
     #[test]
@@ -326,7 +441,27 @@ mod tests {
     fn multicast_sends_to_every_usable_next_hop() {
         let all = decide(StrategyKind::Multicast, &[], 0, |f| f != 2);
         assert_eq!(all, InterestDecision::Forward([1, 3].into_iter().collect()));
-        assert_eq!(decide(StrategyKind::Multicast, &[(1, 0)], 1, |_| true), InterestDecision::Suppress);
+        assert_eq!(decide(StrategyKind::Multicast, &[(1, 0)], 1, |f| f == 1), InterestDecision::Suppress);
+        assert_eq!(decide(StrategyKind::Multicast, &[(1, 0)], 1, |_| true), retransmit(&[2, 3]), "untried ones are not held back");
+        assert_eq!(decide(StrategyKind::Multicast, &[(1, 0), (2, 5)], 10, |_| true), retransmit(&[1, 3]));
+    }
+
+    /// Multicast holds a retransmission back per upstream, for that
+    /// upstream's interval since the Interest last went there; a
+    /// retransmission let through doubles the interval of those it went to
+    /// before, and no other's.
+    #[test]
+    fn multicast_backs_off_per_upstream() {
+        let (mut pcct, id) = entry(&[(1, 0), (2, 0)]);
+        let e = pcct.pit.get_mut(id).unwrap();
+        retransmitted(StrategyKind::Multicast, e, &[1, 3]);
+        assert_eq!((e.suppression, e.out_records[0].suppression, e.out_records[1].suppression), (0, 1, 0));
+        let decide = |e: &PitEntry, now| on_interest(StrategyKind::Multicast, e, &HOPS, now, |f| f != 3, |_| true, |_| unreachable!());
+        assert_eq!(decide(e, 10), retransmit(&[2]), "face 1 waits 20 ms, face 2 10 ms");
+        assert_eq!(decide(e, 20), retransmit(&[1, 2]));
+        let no_hop = |e: &PitEntry, now| on_interest(StrategyKind::Multicast, e, &HOPS, now, |_| false, |_| true, |_| unreachable!());
+        assert_eq!(no_hop(e, 19), InterestDecision::Suppress, "face 1 still holds it back");
+        assert_eq!(no_hop(e, 20), InterestDecision::NoRoute);
     }
 
     #[test]
@@ -335,7 +470,7 @@ mod tests {
         assert_eq!((d, offered), (InterestDecision::ForwardTo(3), vec![1, 3]));
         assert_eq!(decide_offered(StrategyKind::Dynamic, &[(1, 0)], 1, |_| true), (InterestDecision::Suppress, vec![]));
         let (d, offered) = decide_offered(StrategyKind::Dynamic, &[(3, 0)], 100, |_| true);
-        assert_eq!((d, offered), (InterestDecision::ForwardTo(2), vec![1, 2]), "a retransmission tries another");
+        assert_eq!((d, offered), (retransmit(&[2]), vec![1, 2]), "a retransmission tries another");
         let (_, offered) = decide_offered(StrategyKind::Dynamic, &[(1, 0), (2, 0), (3, 0)], 100, |_| true);
         assert_eq!(offered, [1, 2, 3], "all tried: any");
         assert_eq!(decide(StrategyKind::Dynamic, &[], 0, |_| false), InterestDecision::NoRoute);

@@ -977,3 +977,50 @@ fn dynamic_counts_each_pending_interest_once_through_nacks_and_retransmissions()
     assert_eq!((pending(&f, first), pending(&f, other)), (0, 0), "the Data ends every count of the Interest");
     assert_eq!(f.pcct.pit.len(), 0);
 }
+
+/// As NFD's best-route (RetxSuppressionExponential, per PIT entry), best-route
+/// and dynamic hold back a consumer's retransmission while it comes within an
+/// interval of the entry's last send upstream: 10 ms at first, doubled by each
+/// retransmission let through, up to 250 ms. A consumer retransmitting too
+/// early then costs the upstreams less and less.
+#[test]
+fn retransmissions_back_off_exponentially_per_entry() {
+    for kind in [StrategyKind::BestRoute, StrategyKind::Dynamic] {
+        let mut f = forwarder();
+        f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+        f.strategies.insert(&name("/a"), kind);
+        let send = |f: &mut Forwarder, at, nonce| run(f, at, vec![(CONSUMER, interest("/a/r", nonce).encode())]).len();
+        assert_eq!(send(&mut f, 0, 1), 1, "{kind:?}: a new Interest");
+        // (when, whether it goes): 10 ms from the last send, then 20, 40, 80, 160, and 250 ms from then on.
+        let steps = [(10, true), (20, false), (29, false), (30, true), (69, false), (70, true), (149, false), (150, true)];
+        let capped = [(309, false), (310, true), (559, false), (560, true), (809, false), (810, true)];
+        for (nonce, (at, goes)) in (2..).zip(steps.into_iter().chain(capped)) {
+            assert_eq!(send(&mut f, at, nonce), usize::from(goes), "{kind:?}: a retransmission at {at} ms");
+        }
+    }
+}
+
+/// NFD's multicast holds back a retransmission per upstream instead: each
+/// out-record has its own interval, doubled by each retransmission sent
+/// there, and a next hop the Interest has not gone to yet takes it at once.
+#[test]
+fn multicast_backs_off_per_upstream() {
+    const PRODUCER3: u32 = 402;
+    let mut f = forwarder();
+    f.add_face(PRODUCER3, FaceMeta { local: false, point_to_point: true, ..Default::default() });
+    f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
+    f.strategies.insert(&name("/a"), StrategyKind::Multicast);
+    let send = |f: &mut Forwarder, at, nonce| {
+        let mut faces: Vec<u32> = run(f, at, vec![(CONSUMER, interest("/a/m", nonce).encode())]).iter().map(|o| o.face).collect();
+        faces.sort_unstable();
+        faces
+    };
+    assert_eq!(send(&mut f, 0, 1), [PRODUCER, PRODUCER2]);
+    assert_eq!(send(&mut f, 10, 2), [PRODUCER, PRODUCER2], "10 ms on: to both again, each now held back 20 ms");
+    assert_eq!(send(&mut f, 20, 3), [], "within both upstreams' intervals");
+    f.fib.add_nexthop(&name("/a"), PRODUCER3, 30);
+    assert_eq!(send(&mut f, 21, 4), [PRODUCER3], "a new upstream is not held back by the others' intervals");
+    assert_eq!(send(&mut f, 30, 5), [PRODUCER, PRODUCER2], "20 ms after theirs, 9 ms after the new one's");
+    assert_eq!(send(&mut f, 31, 6), [PRODUCER3]);
+    assert_eq!(send(&mut f, 50, 7), [], "the first two now wait 40 ms, the new one 20 ms");
+}

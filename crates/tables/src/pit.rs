@@ -69,6 +69,11 @@ pub struct OutRecord {
     /// Interest as pending at `face` (0: none), so that the count goes down
     /// once, when the upstream answers or the Interest ends.
     pub measure: u32,
+    /// How far the multicast strategy has backed off retransmissions to
+    /// `face`, which NFD's multicast suppresses per upstream: kept across
+    /// resends, so that each one let through lengthens the next wait. A byte
+    /// of what was padding.
+    pub suppression: u8,
 }
 
 /// One pending Interest. Its key is the name, CanBePrefix and MustBeFresh of its
@@ -103,6 +108,11 @@ pub struct PitEntry {
     pub expiry_ms: u64,
     /// Set by the engine once Data has answered the entry.
     pub satisfied: bool,
+    /// How far best-route and dynamic have backed off the retransmissions
+    /// of this Interest, which NFD's best-route suppresses per PIT entry
+    /// whichever upstream they go to. A byte of what was padding: the new
+    /// Interest only sets it.
+    pub suppression: u8,
 }
 
 impl PitEntry {
@@ -201,12 +211,12 @@ impl PitEntry {
         self.out_records.iter_mut().find(|r| r.face == face)
     }
 
-    /// Records that the Interest was (re)sent to `face`; a resend clears an earlier Nack.
+    /// Records that the Interest was (re)sent to `face`; a resend clears an
+    /// earlier Nack and keeps the upstream's [`OutRecord::suppression`].
     pub fn upsert_out_record(&mut self, face: FaceId, nonce: u32, sent_ms: u64, measure: u32) {
-        let record = OutRecord { face, nonce, sent_ms, nack: None, measure };
         match self.out_record_mut(face) {
-            Some(r) => *r = record,
-            None => self.out_records.push(record),
+            Some(r) => *r = OutRecord { face, nonce, sent_ms, nack: None, measure, suppression: r.suppression },
+            None => self.out_records.push(OutRecord { face, nonce, sent_ms, nack: None, measure, suppression: 0 }),
         }
     }
 
@@ -362,6 +372,7 @@ impl Pit {
                 out_records: SmallVec::new(),
                 expiry_ms,
                 satisfied: false,
+                suppression: 0,
             },
             tag,
             selectors: selectors(interest.can_be_prefix, interest.must_be_fresh),
@@ -659,10 +670,12 @@ mod tests {
         assert_eq!(e.in_record_mut(1).map(|r| (r.nonce, r.pit_token.clone())), Some((112, None)));
         assert_eq!(e.expiry_ms, 3000, "expiry is the latest in-record's, which may move earlier");
         e.upsert_out_record(7, 222, 10, 0);
-        e.out_record_mut(7).unwrap().nack = Some(NackReason::Congestion);
+        let first = e.out_record_mut(7).unwrap();
+        assert_eq!(first.suppression, 0);
+        (first.nack, first.suppression) = (Some(NackReason::Congestion), 2);
         e.upsert_out_record(7, 333, 20, 0);
         assert_eq!(e.out_records.len(), 1);
-        assert_eq!(e.out_records[0], OutRecord { face: 7, nonce: 333, sent_ms: 20, nack: None, measure: 0 });
+        assert_eq!(e.out_records[0], OutRecord { face: 7, nonce: 333, sent_ms: 20, nack: None, measure: 0, suppression: 2 }, "a resend keeps the back-off");
         // in-records: face 1 holds 112, face 2 holds 222; out-record: face 7 holds 333.
         assert!(!e.nonce_loops(112, 1, true), "a retransmission on its own point-to-point face");
         assert!(e.nonce_loops(112, 1, false), "on a multi-access face any repeat is a loop");
