@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -23,13 +24,17 @@ use trajan_wire::{Data, Interest, LpPacket, Name, NackReason, MAX_PACKET_SIZE};
 
 use trajan_io::reassembly::{Reassembler, MAX_HELD_PER_FACE};
 use trajan_io::HashPorts;
-use crate::transport::{resolve_transport, Transport};
+use crate::transport::{resolve_transport, Transport, TRANSPORT_ENV};
 
 /// The largest stream frame accepted: a maximum-size packet plus room for the
 /// NDNLPv2 headers (PitToken, IncomingFaceId, ...) a forwarder wraps around it.
 pub const MAX_FRAME: usize = MAX_PACKET_SIZE + 256;
 /// How long a management command may take; NFD answers in well under a second.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(4);
+/// How long connecting may take. A forwarder that has stopped accepting
+/// (stalled, stopped in a debugger) fills its listen backlog, and a blocking
+/// connect to it would then wait forever.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
 /// Interests that arrive while the client waits for something else are kept for
 /// [`Client::recv`], up to this many (the oldest are dropped).
 pub const MAX_BACKLOG: usize = 1024;
@@ -56,7 +61,7 @@ pub struct ClientArgs {
     /// --udp-ports`): the number of its ports (the router's workers), counted from the
     /// transport's port. Each packet is sent to the port its name hashes to, so it
     /// reaches the worker owning the name without a hand-off between threads.
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
     pub udp_ports: Option<usize>,
 }
 
@@ -122,6 +127,18 @@ pub fn final_segment(data: &Data) -> Option<u64> {
     Name::from_value(data.final_block_id.clone()?).ok()?.segment()
 }
 
+/// A name given on the command line. An empty argument (an unset shell
+/// variable, most likely) is refused rather than read as the root, which would
+/// route, publish or erase everything; the root is written `/`.
+pub fn parse_name(s: &str) -> anyhow::Result<Name> {
+    if s.is_empty() {
+        bail!("the name is empty (the root is written /)");
+    }
+    s.parse().with_context(|| {
+        format!("bad name {s:?} (an NDN name URI such as /example/data/v=1: a byte other than a letter, digit or -._~ is written %XX, a typed component TYPE=VALUE)")
+    })
+}
+
 /// Whether `data` satisfies `interest` (v0.3 §5.2: exact name, a longer name when
 /// CanBePrefix, or the full name with implicit digest).
 pub fn data_matches(interest: &Interest, data: &Data) -> bool {
@@ -130,6 +147,47 @@ pub fn data_matches(interest: &Interest, data: &Data) -> bool {
         return true;
     }
     n.len() == data.name().len() + 1 && n.implicit_digest().is_some() && *n == data.full_name()
+}
+
+/// Connects to a Unix stream socket, giving up after `timeout`. A connect
+/// that does not block fails at once when the listener's backlog is full, so
+/// it is retried until the listener accepts or the time is up.
+fn connect_unix(path: &Path, timeout: Duration) -> io::Result<UnixStream> {
+    let addr = socket2::SockAddr::unix(path)?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let s = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)?;
+        s.set_nonblocking(true)?;
+        match s.connect(&addr) {
+            Ok(()) => {
+                s.set_nonblocking(false)?;
+                return Ok(UnixStream::from(std::os::fd::OwnedFd::from(s)));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no connection accepted within {timeout:?}: the forwarder's backlog is full (is it stalled?)"),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Connects to the first of `addr`'s addresses that accepts, each given at
+/// most `timeout` (a SYN to a full backlog is otherwise retried for minutes).
+fn connect_tcp(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{addr} resolves to no address"));
+    for a in addr.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&a, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
 }
 
 impl Client {
@@ -141,14 +199,19 @@ impl Client {
     /// Connects to `transport`; with `udp_ports` > 1 it is the first of a Trajan
     /// UDP-port-by-hash face's ports (see [`ClientArgs::udp_ports`]).
     pub fn connect_ports(transport: &Transport, udp_ports: usize) -> anyhow::Result<Client> {
-        let ctx = || format!("cannot connect to the forwarder at {transport}");
+        let ctx = || {
+            format!(
+                "cannot connect to the forwarder at {transport} (is the router running? `trajan run` starts one; \
+                 --transport or ${TRANSPORT_ENV} names another)"
+            )
+        };
         if udp_ports > 1 && !matches!(transport, Transport::Udp(_)) {
             bail!("--udp-ports needs a udp:// transport, not {transport}");
         }
         let (link, local) = match transport {
-            Transport::Unix(path) => (Link::Unix(UnixStream::connect(path).with_context(ctx)?), true),
+            Transport::Unix(path) => (Link::Unix(connect_unix(path, CONNECT_TIMEOUT).with_context(ctx)?), true),
             Transport::Tcp(addr) => {
-                let s = TcpStream::connect(addr).with_context(ctx)?;
+                let s = connect_tcp(addr, CONNECT_TIMEOUT).with_context(ctx)?;
                 s.set_nodelay(true).with_context(ctx)?;
                 let local = s.peer_addr().with_context(ctx)?.ip().is_loopback();
                 (Link::Tcp(s), local)
@@ -161,6 +224,9 @@ impl Client {
                     (false, true) => "[::1]:0",
                     (false, false) => "[::]:0",
                 };
+                if usize::from(peer.port()) + udp_ports.max(1) - 1 > usize::from(u16::MAX) {
+                    bail!("--udp-ports {udp_ports}: the ports from {peer} end past port 65535");
+                }
                 let s = UdpSocket::bind(bind).with_context(ctx)?;
                 let hash = (udp_ports > 1).then_some(HashPorts { base: peer, count: udp_ports });
                 if hash.is_none() {
@@ -215,10 +281,11 @@ impl Client {
     }
 
     /// The socket of a one-port UDP client, for tools that drive it in bursts
-    /// themselves once management is done (`trajan gen`'s producer registers its
-    /// prefix through the client, then answers on the same socket: the same face).
-    pub fn into_udp_socket(self) -> Option<UdpSocket> {
-        match self.link {
+    /// themselves between management commands (`trajan gen`'s producer registers
+    /// its prefix through the client, answers on the same socket, the same face,
+    /// and unregisters through the client again).
+    pub fn udp_socket(&self) -> Option<&UdpSocket> {
+        match &self.link {
             Link::Udp(s, None) => Some(s),
             _ => None,
         }
@@ -409,6 +476,16 @@ impl Client {
         self.command_ok("rib", "register", &ControlParameters { name: Some(prefix.clone()), ..Default::default() })
     }
 
+    /// Takes back a prefix [`Client::register`] registered. A producer does so
+    /// as it exits: over UDP its face outlives it, and the router would go on
+    /// sending the prefix's Interests there, none to a later producer of the
+    /// prefix on a face of its own (closing a Unix or TCP face removes its
+    /// routes anyway). Tools call it as a best effort: a router that is gone
+    /// took the route with it.
+    pub fn unregister(&mut self, prefix: &Name) -> anyhow::Result<ControlParameters> {
+        self.command_ok("rib", "unregister", &ControlParameters { name: Some(prefix.clone()), ..Default::default() })
+    }
+
     /// Fetches a status dataset (e.g. `faces`/`list`): discovers the latest version
     /// with CanBePrefix+MustBeFresh, then every segment until the one the
     /// FinalBlockId names, and returns the concatenated content.
@@ -459,7 +536,7 @@ impl Client {
         match self.express(interest)? {
             Reply::Data(d) => Ok(d),
             Reply::Nack(r) => bail!("{what}: Nack ({r:?}) for {}", interest.name),
-            Reply::Timeout => bail!("{what}: timeout for {}", interest.name),
+            Reply::Timeout => bail!("{what}: no response from the forwarder at {} within {} ms for {}", self.transport, interest.lifetime(), interest.name),
         }
     }
 
@@ -716,6 +793,44 @@ mod tests {
         // A stop request ends it even when never done.
         stop.store(true, Ordering::Relaxed);
         c.serve(&stop, |_| None).unwrap();
+    }
+
+    /// A listener that accepts nothing (a stalled forwarder) with a full
+    /// backlog: connecting gives up in time and says why, where a blocking
+    /// connect would wait forever.
+    #[test]
+    fn connecting_to_a_stalled_forwarder_gives_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stalled.sock");
+        let listener = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None).unwrap();
+        listener.bind(&socket2::SockAddr::unix(&path).unwrap()).unwrap();
+        listener.listen(0).unwrap();
+        let mut held = Vec::new();
+        while let Ok(s) = connect_unix(&path, Duration::ZERO) {
+            held.push(s);
+            assert!(held.len() < 64, "the backlog never filled");
+        }
+        let err = connect_unix(&path, Duration::from_millis(200)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err}");
+        assert!(err.to_string().contains("backlog is full"), "{err}");
+        let absent = Client::connect(&Transport::Unix(dir.path().join("absent.sock"))).err().unwrap();
+        assert!(format!("{absent:#}").contains("is the router running?"), "{absent:#}");
+    }
+
+    #[test]
+    fn names_on_the_command_line() {
+        assert_eq!(parse_name("/a/b").unwrap().to_string(), "/a/b");
+        assert_eq!(parse_name("/").unwrap(), Name::root());
+        assert!(format!("{:#}", parse_name("").unwrap_err()).contains("empty (the root is written /)"));
+        assert!(format!("{:#}", parse_name("/a%ZZ").unwrap_err()).contains("%XX"));
+    }
+
+    #[test]
+    fn hash_ports_must_fit_below_port_65536() {
+        let err = Client::connect_ports(&"udp://127.0.0.1:65535".parse().unwrap(), 2).err().unwrap();
+        assert!(err.to_string().contains("end past port 65535"), "{err:#}");
+        Client::connect_ports(&"udp://127.0.0.1:65534".parse().unwrap(), 2).unwrap();
+        assert!(crate::test_args::parse::<ClientArgs>(&["t", "--udp-ports", "0"]).is_err());
     }
 
     #[test]

@@ -7,8 +7,7 @@ use std::fmt::Write as _;
 use anyhow::Context;
 use trajan_wire::mgmt::{decode_list, ControlParameters, CsInfo, CS_ENABLE_ADMIT, CS_ENABLE_SERVE};
 
-use crate::client::{Client, ClientArgs};
-use crate::mgmt_cli::parse_prefix;
+use crate::client::{parse_name, Client, ClientArgs};
 
 /// Arguments of `trajan cs`.
 #[derive(clap::Args, Debug, Clone)]
@@ -36,6 +35,7 @@ pub enum CsCommand {
     /// Show the store's capacity, size, switches and hit counts (cs/info)
     Info,
     /// Change the store's configuration; what is not given stays (cs/config)
+    #[command(group(clap::ArgGroup::new("change").args(["capacity", "admit", "serve"]).required(true).multiple(true)))]
     Config {
         /// Most packets the store holds; lowering it evicts the excess at once
         #[arg(long)]
@@ -52,7 +52,7 @@ pub enum CsCommand {
     Erase {
         /// Name prefix whose Data go
         prefix: String,
-        /// Erase at most this many packets (at least 1)
+        /// Erase at most this many packets (at least 1) [default: all under the prefix]
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         count: Option<u64>,
     },
@@ -119,7 +119,7 @@ pub fn run(args: CsArgs) -> anyhow::Result<()> {
             );
         }
         CsCommand::Erase { prefix, count } => {
-            let name = parse_prefix(&prefix)?;
+            let name = parse_name(&prefix)?;
             let r = client.command_ok("cs", "erase", &ControlParameters { name: Some(name.clone()), count, ..Default::default() })?;
             println!("cs-erased prefix={name} count={}", r.count.unwrap_or(0));
         }
@@ -148,6 +148,7 @@ mod tests {
             c => panic!("{c:?}"),
         }
         assert!(parse::<CsArgs>(&["cs", "config", "--admit", "maybe"]).is_err());
+        assert!(parse::<CsArgs>(&["cs", "config"]).is_err(), "nothing to change: no cs-config-updated");
         assert!(matches!(parse::<CsArgs>(&["cs", "erase", "/a", "--count", "2"]).unwrap().command, CsCommand::Erase { count: Some(2), .. }));
         assert!(parse::<CsArgs>(&["cs", "erase", "/a", "--count", "0"]).is_err(), "management refuses it: so does the tool");
         assert!(parse::<CsArgs>(&["cs", "erase"]).is_err(), "erase needs a prefix");

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -20,7 +20,7 @@ use trajan_wire::signed::{verify_data, SignatureCheck};
 use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Data, Interest, Name, NackReason};
 
-use crate::client::{final_segment, Client, ClientArgs, Event, Pipeline, Reply};
+use crate::client::{final_segment, parse_name, Client, ClientArgs, Event, Pipeline, Reply};
 
 /// Segments received out of order are buffered until the gap fills; new segments are
 /// not requested further than this beyond the first missing one, bounding memory.
@@ -227,7 +227,8 @@ impl Fetch<'_> {
                     return Ok(versioned);
                 }
                 Reply::Nack(r) => {
-                    let k = self.retry(0, &format!("version discovery for {name} Nacked ({r:?})"))?;
+                    let hint = if r == NackReason::NoRoute { ": no producer or route for it, see `trajan route list`" } else { "" };
+                    let k = self.retry(0, &format!("version discovery for {name} Nacked ({}{hint})", nack_name(r)))?;
                     std::thread::sleep(nack_backoff(k));
                     continue;
                 }
@@ -316,7 +317,7 @@ pub struct Summary {
 
 /// Fetches the object `args` names into `out`.
 pub fn fetch(args: &GetArgs, out: &mut dyn Write) -> anyhow::Result<Summary> {
-    let name: Name = args.name.parse().with_context(|| format!("bad name {:?}", args.name))?;
+    let name = parse_name(&args.name)?;
     let mut f = Fetch {
         args,
         client: Client::from_args(&args.client)?,
@@ -343,21 +344,36 @@ pub fn fetch(args: &GetArgs, out: &mut dyn Write) -> anyhow::Result<Summary> {
     })
 }
 
+/// Fetches into `path`. A file is written beside it and renamed over it once
+/// complete, so a failed fetch leaves no partial output and an existing file
+/// as it was; what is not a file (`/dev/null`, a pipe) is written directly.
+fn fetch_to(args: &GetArgs, path: &Path) -> anyhow::Result<Summary> {
+    if path.metadata().is_ok_and(|m| !m.is_file()) {
+        let file = File::create(path).with_context(|| format!("opening {}", path.display()))?;
+        return fetch(args, &mut BufWriter::new(file));
+    }
+    let name = path.file_name().with_context(|| format!("{} names no file", path.display()))?;
+    let partial = path.with_file_name(format!(".{}.part-{}", name.to_string_lossy(), std::process::id()));
+    let file = File::create(&partial).with_context(|| format!("writing {}: creating {}", path.display(), partial.display()))?;
+    let mut w = BufWriter::new(file);
+    let fetched = fetch(args, &mut w);
+    drop(w);
+    let done = fetched.and_then(|s| {
+        std::fs::rename(&partial, path).with_context(|| format!("renaming {} to {}", partial.display(), path.display()))?;
+        Ok(s)
+    });
+    if done.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    done
+}
+
 /// Runs `trajan get`: fetches, writes the object, and prints a summary on standard
-/// error. A failed fetch removes the partial output file.
+/// error.
 pub fn run(args: GetArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let summary = match &args.output {
-        Some(path) => {
-            let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-            let mut w = BufWriter::new(file);
-            let r = fetch(&args, &mut w);
-            drop(w);
-            if r.is_err() && path.metadata().is_ok_and(|m| m.is_file()) {
-                let _ = std::fs::remove_file(path);
-            }
-            r?
-        }
+        Some(path) => fetch_to(&args, path)?,
         None => fetch(&args, &mut BufWriter::new(std::io::stdout()))?,
     };
     let secs = start.elapsed().as_secs_f64();
@@ -456,6 +472,19 @@ mod tests {
         assert_eq!(checked_final(0, &unsegmented_final).unwrap(), None);
         assert_eq!(nack_backoff(1), Duration::from_millis(20));
         assert_eq!(nack_backoff(30), Duration::from_secs(1));
+    }
+
+    /// A fetch that fails leaves the file `-o` names as it was, and nothing beside it.
+    #[test]
+    fn a_failed_fetch_keeps_an_existing_output_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("keep.txt");
+        std::fs::write(&out, b"precious").unwrap();
+        let absent = format!("unix://{}", dir.path().join("absent.sock").display());
+        let args = parse::<GetArgs>(&["get", "/a", "-o", out.to_str().unwrap(), "--transport", &absent]).unwrap();
+        assert!(run(args).is_err());
+        assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no partial file is left");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!
 //! The producer registers `<prefix>` and answers every Interest at once; the
 //! consumer keeps a window of Interests in flight, each for a new name
-//! `<prefix>/p<k>/<seq>` with `k` cycling over `--prefixes` values. Every name is
-//! unique (no CS hit, no PIT aggregation: Augustus' worst case), and the second
+//! `<prefix>/p<k>/<seq>` with `k` cycling over `--prefixes` values and `seq`
+//! counting from a random start. Every name is unique, also across runs (no CS
+//! hit, no PIT aggregation: Augustus' worst case), and the second
 //! component varies so that a multi-worker router's name-hash dispatch (first 2
 //! components) spreads the load over its workers. Both ends are Trajan's ordinary
 //! client, so with `--udp-ports` they are port-by-hash senders. The run stops at
@@ -18,7 +19,7 @@ use anyhow::{bail, Context};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::{Interest, Name};
 
-use crate::client::{Client, ClientArgs, Event, Pipeline};
+use crate::client::{parse_name, Client, ClientArgs, Event, Pipeline};
 use crate::stop::stop_flag;
 
 /// What the producer puts in every Data: small, so the forwarder's per-packet
@@ -91,15 +92,27 @@ impl Summary {
     }
 }
 
+/// The sequence number a run starts from. It is random so that a run's names
+/// are new to a router that served an earlier run: its content store would
+/// answer those, and the rate would measure the store instead of forwarding.
+/// Below 2^40: runs of millions of names rarely meet, the names stay at most
+/// 13 digits, and a run of any allowed count adds without overflow.
+pub(crate) fn first_seq() -> u64 {
+    rand::random::<u64>() >> 24
+}
+
 /// The name of exchange `seq` (`trajan gen` names its traffic the same way).
 pub(crate) fn name_of(prefix: &Name, prefixes: u32, seq: u64) -> Name {
     let k = seq % u64::from(prefixes);
     prefix.append_generic(format!("p{k}").as_bytes()).append_generic(seq.to_string().as_bytes())
 }
 
-/// The producer: answers every Interest under `prefix` until `stop`.
+/// The producer: answers every Interest under `prefix` until `stop`, then
+/// unregisters it.
 fn produce(mut client: Client, prefix: Name, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
-    client.serve(&stop, |interest| prefix.is_prefix_of(&interest.name).then(|| DataBuilder::new(interest.name.clone()).build(CONTENT)))
+    client.serve(&stop, |interest| prefix.is_prefix_of(&interest.name).then(|| DataBuilder::new(interest.name.clone()).build(CONTENT)))?;
+    let _ = client.unregister(&prefix);
+    Ok(())
 }
 
 /// The consumer: a window of Interests in flight until `count` or `duration`.
@@ -109,6 +122,7 @@ fn consume(client: &mut Client, args: &LoadArgs, prefix: &Name, stop: &AtomicBoo
     let start = Instant::now();
     let end = start + Duration::from_secs(args.duration);
     let mut last = start;
+    let first = first_seq();
     loop {
         let now = Instant::now();
         let more = s.sent < args.count && now < end && !stop.load(Ordering::Relaxed);
@@ -116,7 +130,7 @@ fn consume(client: &mut Client, args: &LoadArgs, prefix: &Name, stop: &AtomicBoo
             break;
         }
         while more && pipeline.len() < usize::from(args.window) && s.sent < args.count {
-            let mut i = Interest::new(name_of(prefix, args.prefixes, s.sent));
+            let mut i = Interest::new(name_of(prefix, args.prefixes, first + s.sent));
             i.lifetime_ms = Some(args.lifetime);
             pipeline.express(client, s.sent, i)?;
             s.sent += 1;
@@ -136,7 +150,7 @@ fn consume(client: &mut Client, args: &LoadArgs, prefix: &Name, stop: &AtomicBoo
 
 /// Runs `trajan load`: prints the summary line; fails when nothing came back.
 pub fn run(args: LoadArgs) -> anyhow::Result<()> {
-    let prefix: Name = args.prefix.parse().with_context(|| format!("bad name {:?}", args.prefix))?;
+    let prefix = parse_name(&args.prefix)?;
     let stop = stop_flag(None)?;
     let mut producer = Client::from_args(&args.client)?;
     producer.register(&prefix).with_context(|| format!("registering {prefix}"))?;

@@ -2,15 +2,15 @@
 //! speaking the NFD management protocol to any compatible forwarder.
 
 use std::fmt::Write as _;
+use std::net::{SocketAddr, ToSocketAddrs};
 
 use anyhow::{bail, Context};
 use trajan_wire::mgmt::{
     decode_list, ControlParameters, CsInfo, FaceStatus, FacePersistency, FibEntry, ForwarderStatus, Record, RibEntry, Route,
     ORIGIN_STATIC, ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT,
 };
-use trajan_wire::Name;
 
-use crate::client::{Client, ClientArgs};
+use crate::client::{parse_name, Client, ClientArgs};
 
 /// Arguments of `trajan route`.
 #[derive(clap::Args, Debug, Clone)]
@@ -44,8 +44,8 @@ pub enum RouteCommand {
         /// Hide routes of longer prefixes behind this one
         #[arg(long)]
         capture: bool,
-        /// Remove the route after this many milliseconds
-        #[arg(long, value_name = "MS")]
+        /// Remove the route after this many milliseconds [default: never]
+        #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
         expires: Option<u64>,
     },
     /// Remove a route (rib/unregister)
@@ -110,22 +110,32 @@ pub struct StatusArgs {
     pub client: ClientArgs,
 }
 
-/// A face URI in canonical form, so `udp://127.0.0.1:6363/` finds the face the
-/// forwarder lists as `udp4://127.0.0.1:6363`.
+/// A face URI in canonical form, as nfdc makes it: a host name becomes its
+/// address (IPv4 first for a bare `udp`/`tcp`), the scheme names the address's
+/// family, and a trailing `/` goes. So `udp://localhost:6363/` finds the face
+/// the forwarder lists as `udp4://127.0.0.1:6363`, and `face create` sends the
+/// router the address it takes (it resolves no names). A URI that is not
+/// `scheme://host:port` over UDP or TCP, or whose host does not resolve, stays
+/// as given, for the router to say what is wrong with it.
 pub fn canonical_uri(uri: &str) -> String {
     let uri = uri.trim_end_matches('/');
-    let Some((scheme, rest)) = uri.split_once("://") else {
+    let Some((scheme, hostport)) = uri.split_once("://") else {
         return uri.to_owned();
     };
-    let rest = rest.replacen("localhost", "127.0.0.1", 1);
-    let scheme = match scheme {
-        "udp" | "tcp" => {
-            let v6 = rest.starts_with('[');
-            format!("{scheme}{}", if v6 { 6 } else { 4 })
-        }
-        s => s.to_owned(),
+    let (transport, family) = match scheme {
+        "udp" | "tcp" => (scheme, None),
+        "udp4" | "tcp4" => (&scheme[..3], Some(true)),
+        "udp6" | "tcp6" => (&scheme[..3], Some(false)),
+        _ => return uri.to_owned(),
     };
-    format!("{scheme}://{rest}")
+    let Ok(addrs) = hostport.to_socket_addrs() else {
+        return uri.to_owned();
+    };
+    let addrs: Vec<SocketAddr> = addrs.filter(|a| family.is_none_or(|v4| a.is_ipv4() == v4)).collect();
+    match addrs.iter().find(|a| a.is_ipv4()).or(addrs.first()) {
+        Some(a) => format!("{transport}{}://{a}", if a.is_ipv4() { 4 } else { 6 }),
+        None => uri.to_owned(),
+    }
 }
 
 fn face_list(client: &mut Client) -> anyhow::Result<Vec<FaceStatus>> {
@@ -133,11 +143,16 @@ fn face_list(client: &mut Client) -> anyhow::Result<Vec<FaceStatus>> {
     decode_list(&content).context("decoding faces/list")
 }
 
-/// A face ID from a number or from the URI of a listed face.
-fn resolve_face(client: &mut Client, face: &str) -> anyhow::Result<u64> {
+/// The hint for a face URI that names no face (for a new route's next hop,
+/// the hint is to create it instead).
+const LIST_FACES: &str = "`trajan face list` shows the faces";
+
+/// A face ID from a number or from the URI of a listed face; `missing` says
+/// what to do when no face has the URI.
+fn resolve_face(client: &mut Client, face: &str, missing: &str) -> anyhow::Result<u64> {
     match face_id_arg(face)? {
         Some(id) => Ok(id),
-        None => face_with_uri(&face_list(client)?, face),
+        None => face_with_uri(&face_list(client)?, face, missing),
     }
 }
 
@@ -148,18 +163,19 @@ fn face_id_arg(face: &str) -> anyhow::Result<Option<u64>> {
         // connection, gone when it exits (a route through it would vanish).
         Ok(0) => bail!("face 0 would be this tool's own connection, which closes when it exits: give a face id or URI from `trajan face list`"),
         Ok(id) => Ok(Some(id)),
-        Err(_) => Ok(None),
+        Err(_) if face.contains("://") => Ok(None),
+        Err(_) => bail!("{face:?} is neither a face id nor a face URI such as udp4://127.0.0.1:6363 ({LIST_FACES})"),
     }
 }
 
 /// The ID of the listed face whose remote URI is `uri`, in any spelling.
-fn face_with_uri(faces: &[FaceStatus], uri: &str) -> anyhow::Result<u64> {
+fn face_with_uri(faces: &[FaceStatus], uri: &str, missing: &str) -> anyhow::Result<u64> {
     let want = canonical_uri(uri);
     faces
         .iter()
         .find(|f| canonical_uri(&f.uri) == want)
         .map(|f| f.face_id)
-        .with_context(|| format!("no face with URI {uri} (create one with `trajan face create {uri}`)"))
+        .with_context(|| format!("no face with URI {uri} ({missing})"))
 }
 
 /// Prints rows as columns aligned under the headers.
@@ -193,17 +209,13 @@ fn route_flags(flags: u64) -> String {
     names.join(",")
 }
 
-pub(crate) fn parse_prefix(s: &str) -> anyhow::Result<Name> {
-    s.parse().with_context(|| format!("bad name {s:?}"))
-}
-
 /// Runs `trajan route`.
 pub fn run_route(args: RouteArgs) -> anyhow::Result<()> {
     let mut client = Client::from_args(&args.client)?;
     match args.command {
         RouteCommand::Add { prefix, nexthop, cost, origin, no_inherit, capture, expires } => {
-            let name = parse_prefix(&prefix)?;
-            let face_id = resolve_face(&mut client, &nexthop)?;
+            let name = parse_name(&prefix)?;
+            let face_id = resolve_face(&mut client, &nexthop, &format!("create one with `trajan face create {nexthop}`"))?;
             let flags = if no_inherit { 0 } else { ROUTE_FLAG_CHILD_INHERIT } | if capture { ROUTE_FLAG_CAPTURE } else { 0 };
             let p = ControlParameters {
                 name: Some(name),
@@ -216,17 +228,18 @@ pub fn run_route(args: RouteArgs) -> anyhow::Result<()> {
             };
             let r = client.command_ok("rib", "register", &p)?;
             println!(
-                "route-add-accepted prefix={} nexthop={} origin={} cost={} flags={}",
-                r.name.as_ref().unwrap_or(&parse_prefix(&prefix)?),
+                "route-add-accepted prefix={} nexthop={} origin={} cost={} flags={} expires={}",
+                r.name.as_ref().unwrap_or(&parse_name(&prefix)?),
                 r.face_id.unwrap_or(face_id),
                 r.origin.unwrap_or(origin),
                 r.cost.unwrap_or(cost),
                 route_flags(r.flags.unwrap_or(flags)),
+                r.expiration_period.or(expires).map_or("never".into(), |ms| format!("{ms}ms")),
             );
         }
         RouteCommand::Remove { prefix, nexthop, origin } => {
-            let name = parse_prefix(&prefix)?;
-            let face_id = resolve_face(&mut client, &nexthop)?;
+            let name = parse_name(&prefix)?;
+            let face_id = resolve_face(&mut client, &nexthop, LIST_FACES)?;
             // The router answers rib/unregister with 200 whether or not the
             // route was there (as NFD does): ask first, so a mistyped prefix,
             // face or origin is an error rather than a "removed".
@@ -288,7 +301,7 @@ pub fn run_face(args: FaceArgs) -> anyhow::Result<()> {
         FaceCommand::Create { uri, persistency, mtu } => {
             let persistency: FacePersistency = persistency.parse().context("bad persistency")?;
             let p = ControlParameters {
-                uri: Some(uri.clone()),
+                uri: Some(canonical_uri(&uri)),
                 face_persistency: Some(persistency.code()),
                 mtu,
                 ..Default::default()
@@ -315,7 +328,7 @@ pub fn run_face(args: FaceArgs) -> anyhow::Result<()> {
             let face_id = match face_id_arg(&face)? {
                 Some(id) if faces.iter().any(|f| f.face_id == id) => id,
                 Some(id) => bail!("no face {id} (`trajan face list` shows the faces)"),
-                None => face_with_uri(&faces, &face)?,
+                None => face_with_uri(&faces, &face, LIST_FACES)?,
             };
             client.command_ok("faces", "destroy", &ControlParameters { face_id: Some(face_id), ..Default::default() })?;
             println!("face-destroyed id={face_id}");
@@ -415,6 +428,25 @@ mod tests {
         assert_eq!(canonical_uri("udp4://10.0.0.1:1"), "udp4://10.0.0.1:1");
         assert_eq!(canonical_uri("unix:///run/x.sock"), "unix:///run/x.sock");
         assert_eq!(canonical_uri("internal://"), "internal:");
+        assert_eq!(canonical_uri("tcp4://localhost:6363/"), "tcp4://127.0.0.1:6363");
+        assert_eq!(canonical_uri("udp6://127.0.0.1:1"), "udp6://127.0.0.1:1", "no address of the family: as given");
+        assert_eq!(canonical_uri("udp4://127.0.0.1:99999"), "udp4://127.0.0.1:99999");
+        assert_eq!(canonical_uri("udp4://127.0.0.1"), "udp4://127.0.0.1");
+    }
+
+    #[test]
+    fn face_arguments() {
+        assert_eq!(face_id_arg("7").unwrap(), Some(7));
+        assert_eq!(face_id_arg("udp4://127.0.0.1:6363").unwrap(), None);
+        assert!(face_id_arg("0").is_err());
+        for bad in ["", "-3", "99999999999999999999", "bogus"] {
+            let e = face_id_arg(bad).unwrap_err().to_string();
+            assert!(e.contains("is neither a face id nor a face URI"), "{bad}: {e}");
+        }
+        let faces = [FaceStatus { face_id: 9, uri: "udp4://127.0.0.1:1".into(), ..Default::default() }];
+        assert_eq!(face_with_uri(&faces, "udp://127.0.0.1:1/", LIST_FACES).unwrap(), 9);
+        let e = face_with_uri(&faces, "udp4://127.0.0.1:2", LIST_FACES).unwrap_err().to_string();
+        assert_eq!(e, "no face with URI udp4://127.0.0.1:2 (`trajan face list` shows the faces)");
     }
 
     #[test]
@@ -453,5 +485,6 @@ mod tests {
         assert!(Cli::try_parse_from(["t", "face", "create", "udp://h:1", "--persistency", "on-demand"]).is_err());
         assert!(matches!(Cli::try_parse_from(["t", "status"]).unwrap(), Cli::Status(_)));
         assert!(Cli::try_parse_from(["t", "route", "remove", "/p"]).is_err());
+        assert!(Cli::try_parse_from(["t", "route", "add", "/p", "7", "--expires", "0"]).is_err(), "a route gone before it is listed");
     }
 }

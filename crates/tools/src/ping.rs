@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::{Interest, Name};
 
-use crate::client::{Client, ClientArgs, Event, Pipeline};
+use crate::client::{parse_name, Client, ClientArgs, Event, Pipeline};
 use crate::stop::stop_flag;
 
 /// How long a ping reply may be served from a cache, as ndnpingserver sets it.
@@ -23,7 +23,7 @@ pub struct PingArgs {
     /// Prefix to ping (or, with --serve, to answer pings for)
     pub prefix: String,
     /// Stop after COUNT pings (with --serve: after answering COUNT and a quiet moment) [default: until interrupted]
-    #[arg(short = 'c', long)]
+    #[arg(short = 'c', long, value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
     /// Milliseconds between pings
     #[arg(short = 'i', long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -155,13 +155,14 @@ fn run_server(args: &PingArgs, prefix: &Name) -> anyhow::Result<()> {
         }
         Some(DataBuilder::new(interest.name.clone()).freshness_ms(SERVER_FRESHNESS_MS).build(SERVER_CONTENT))
     })?;
+    let _ = client.unregister(&base);
     eprintln!("ping server: answered {answered} pings");
     Ok(())
 }
 
 /// Runs `trajan ping`: the client fails when every ping is lost.
 pub fn run(args: PingArgs) -> anyhow::Result<()> {
-    let prefix: Name = args.prefix.parse().with_context(|| format!("bad name {:?}", args.prefix))?;
+    let prefix = parse_name(&args.prefix)?;
     if args.serve {
         run_server(&args, &prefix)
     } else {
@@ -201,5 +202,6 @@ mod tests {
         let c = parse::<PingArgs>(&["ping", "--serve", "/p"]).unwrap();
         assert!(c.serve && c.count.is_none());
         assert!(parse::<PingArgs>(&["ping", "/p", "-i", "0"]).is_err());
+        assert!(parse::<PingArgs>(&["ping", "/p", "-c", "0"]).is_err(), "nothing to send, nothing to answer");
     }
 }

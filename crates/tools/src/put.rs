@@ -18,7 +18,7 @@ use trajan_wire::tlv::write_tlv;
 use trajan_wire::types::{FINAL_BLOCK_ID, KEYWORD_COMPONENT, SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name, MAX_PACKET_SIZE};
 
-use crate::client::{now_ms, Client, ClientArgs};
+use crate::client::{now_ms, parse_name, Client, ClientArgs};
 use crate::stop::stop_flag;
 
 /// Content bytes per segment by default: the largest round number whose Data, with
@@ -44,7 +44,7 @@ pub struct PutArgs {
     /// Exit once every segment has been sent at least once (and Interests have stopped coming)
     #[arg(long)]
     pub once: bool,
-    /// Exit after this many seconds
+    /// Exit after this many seconds [default: serve until interrupted]
     #[arg(long, value_name = "SECONDS")]
     pub exit_after_seconds: Option<u64>,
     /// How to reach the forwarder (`--transport`, `--udp-ports`).
@@ -143,7 +143,7 @@ fn read_input(file: &PathBuf) -> anyhow::Result<Vec<u8>> {
 /// Runs `trajan put`: registers the prefix, prints `READY <versioned name> ...` on
 /// standard output once Interests can reach it, and serves until stopped.
 pub fn run(args: PutArgs) -> anyhow::Result<()> {
-    let prefix: Name = args.prefix.parse().with_context(|| format!("bad name {:?}", args.prefix))?;
+    let prefix = parse_name(&args.prefix)?;
     let content = read_input(&args.file)?;
     let publication = Publication::new(&prefix, now_ms(), &content, args.segment_size, args.freshness)?;
     let stop = stop_flag(args.exit_after_seconds.map(Duration::from_secs))?;
@@ -166,6 +166,7 @@ pub fn run(args: PutArgs) -> anyhow::Result<()> {
         }
         Some(data.clone())
     })?;
+    let _ = client.unregister(&prefix);
     eprintln!("put: answered {interests} Interests for {} ({} of {} segments sent)", publication.versioned_name(), publication.len() - unsent, publication.len());
     Ok(())
 }

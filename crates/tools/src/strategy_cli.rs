@@ -2,12 +2,12 @@
 //! `nfdc strategy` does, over the NFD management protocol
 //! (`strategy-choice/list`, `set`, `unset`).
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use trajan_wire::mgmt::{decode_list, ControlParameters, Strategy, StrategyChoice};
 use trajan_wire::Name;
 
-use crate::client::{Client, ClientArgs};
-use crate::mgmt_cli::{parse_prefix, table};
+use crate::client::{parse_name, Client, ClientArgs};
+use crate::mgmt_cli::table;
 
 /// Where NFD's strategy names live: `best-route` is short for
 /// `/localhost/nfd/strategy/best-route`.
@@ -53,23 +53,34 @@ fn strategy_name(given: &str) -> anyhow::Result<Name> {
     full.parse().with_context(|| format!("bad strategy name {given:?}"))
 }
 
+/// The strategy choices the forwarder lists.
+fn choices(client: &mut Client) -> anyhow::Result<Vec<StrategyChoice>> {
+    decode_list(&client.dataset("strategy-choice", "list")?).context("decoding strategy-choice/list")
+}
+
 /// Runs `trajan strategy`.
 pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
     let mut client = Client::from_args(&args.client)?;
     match args.command {
         StrategyCommand::List => {
-            let choices: Vec<StrategyChoice> = decode_list(&client.dataset("strategy-choice", "list")?).context("decoding strategy-choice/list")?;
+            let choices = choices(&mut client)?;
             let rows: Vec<Vec<String>> = choices.iter().map(|choice| vec![choice.name.to_string(), choice.strategy.name.to_string()]).collect();
             print!("{}", table(&["Prefix", "Strategy"], &rows));
         }
         StrategyCommand::Set { prefix, strategy } => {
-            let name = parse_prefix(&prefix)?;
+            let name = parse_name(&prefix)?;
             let p = ControlParameters { name: Some(name.clone()), strategy: Some(Strategy { name: strategy_name(&strategy)? }), ..Default::default() };
             let r = client.command_ok("strategy-choice", "set", &p)?;
             println!("strategy-set prefix={name} strategy={}", r.strategy.map_or(strategy, |s| s.name.to_string()));
         }
         StrategyCommand::Unset { prefix } => {
-            let name = parse_prefix(&prefix)?;
+            let name = parse_name(&prefix)?;
+            // The router answers strategy-choice/unset with 200 whether or not
+            // the prefix had a choice (as NFD does): ask first, so a mistyped
+            // prefix is an error rather than an "unset".
+            if !choices(&mut client)?.iter().any(|c| c.name == name) {
+                bail!("no strategy choice for {name} (`trajan strategy list` shows the choices)");
+            }
             client.command_ok("strategy-choice", "unset", &ControlParameters { name: Some(name.clone()), ..Default::default() })?;
             println!("strategy-unset prefix={name}");
         }

@@ -10,7 +10,7 @@ use anyhow::Context;
 use trajan_tools::client::{now_ms, Client, ClientArgs};
 use trajan_tools::get::{fetch, GetArgs};
 use trajan_tools::put::Publication;
-use trajan_tools::transport::Transport;
+use trajan_tools::transport::{resolve_transport, Transport};
 use trajan_wire::Name;
 
 use crate::run::{start, RunArgs};
@@ -20,6 +20,23 @@ pub const DEMO_PREFIX: &str = "/trajan/demo/hello";
 
 const GREETING: &str = "Hello from Trajan, a high-speed NDN router. This object was published by an \
 in-process producer and fetched back through the router's forwarding pipeline.\n";
+
+/// The commands the demo suggests, each with `--transport` unless the tools
+/// find `router` without it (`found`: where they look by themselves, from the
+/// environment and ~/.ndn/client.conf): a command that cannot reach the
+/// router would greet a newcomer with an error.
+fn try_commands(router: &Transport, found: Option<&Transport>) -> Vec<(String, &'static str)> {
+    let flag = if found == Some(router) { String::new() } else { format!(" --transport {router}") };
+    [
+        (format!("trajan get {DEMO_PREFIX}"), "fetch the demo object"),
+        ("trajan status".to_owned(), "counters, faces, content store"),
+        ("trajan route list".to_owned(), "routes (the demo prefix is one)"),
+        ("trajan put /my/file ./README.md".to_owned(), "publish a file; trajan get /my/file fetches it"),
+    ]
+    .into_iter()
+    .map(|(command, what)| (format!("{command}{flag}"), what))
+    .collect()
+}
 
 /// Runs the demo; returns when the router is stopped (Ctrl-C or SIGTERM).
 /// SIGHUP reloads its configuration, as in `trajan run`.
@@ -38,6 +55,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         anyhow::bail!("the demo needs the Unix socket or a TCP listener to reach the router");
     };
+    let config_file = args.config.clone();
     let router_stop = Arc::clone(&stop);
     let router = std::thread::Builder::new()
         .name("router".into())
@@ -68,7 +86,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let summary = fetch(&get, &mut content);
     let elapsed = started.elapsed();
 
-    println!("Trajan is running on its embedded default configuration.");
+    match &config_file {
+        Some(file) => println!("Trajan is running on the configuration in {}.", file.display()),
+        None => println!("Trajan is running on its embedded default configuration."),
+    }
     println!("  applications:  {uri}");
     for a in &udp {
         println!("  UDP faces:     {a}");
@@ -87,10 +108,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     println!();
     println!("Try it from another terminal:");
-    println!("  trajan get {DEMO_PREFIX}           # fetch the demo object");
-    println!("  trajan status                          # counters, faces, content store");
-    println!("  trajan route list                      # routes (the demo prefix is one)");
-    println!("  trajan put /my/file ./README.md        # publish a file; trajan get /my/file fetches it");
+    let commands = try_commands(&transport, resolve_transport(None).ok().as_ref());
+    let width = commands.iter().map(|(command, _)| command.len()).max().unwrap_or(0);
+    for (command, what) in &commands {
+        println!("  {command:<width$}  # {what}");
+    }
     println!("Unmodified python-ndn, NDNts and ndnd applications find the router at {uri}.");
     println!("Press Ctrl-C to stop.");
 
@@ -98,4 +120,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     stop.store(true, Ordering::Relaxed);
     let _ = producer.join();
     result.context("the router stopped with an error")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggested_commands_reach_the_demo_router() {
+        let router = Transport::Unix("/tmp/demo.sock".into());
+        let plain = try_commands(&router, Some(&router));
+        assert!(plain.iter().all(|(c, _)| !c.contains("--transport")), "{plain:?}");
+        let elsewhere = Transport::Unix("/run/nfd/nfd.sock".into());
+        for found in [Some(&elsewhere), None] {
+            let flagged = try_commands(&router, found);
+            assert!(flagged.iter().all(|(c, _)| c.ends_with(" --transport unix:///tmp/demo.sock")), "{flagged:?}");
+        }
+    }
 }

@@ -113,3 +113,17 @@ fn main() -> std::process::ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--unix ""` turns the Unix socket off, as its help says.
+    #[test]
+    fn an_empty_unix_path_disables_the_socket() {
+        let Some(Command::Run(args)) = Cli::try_parse_from(["trajan", "run", "--unix", ""]).unwrap().command else {
+            panic!("not `run`");
+        };
+        assert_eq!(args.load().unwrap().faces.unix_path.as_os_str(), "");
+    }
+}

@@ -241,6 +241,101 @@ router log:
     assert!(!o.status.success() && text(&o).contains("root"), "{}", text(&o));
 }
 
+/// The content store's hit count, from `trajan cs info`.
+fn cs_hits(r: &Router) -> u64 {
+    let o = r.tool(&["cs", "info"]);
+    let info = String::from_utf8_lossy(&o.stdout).to_string();
+    info.lines().find_map(|l| l.trim().strip_prefix("hits: ")?.parse().ok()).unwrap_or_else(|| panic!("{}", text(&o)))
+}
+
+/// A second `trajan load` or `trajan gen` run against one router asks for
+/// names the first did not: the router forwards them to the producer, and
+/// its content store, which holds the first run's Data, answers none. Over
+/// UDP too, where the first run's producer face outlives it: the producer
+/// unregisters its prefix as it exits, or the router would send the second
+/// run's Interests to the first's face.
+#[test]
+fn load_and_gen_runs_do_not_repeat_names() {
+    let r = Router::start();
+    let udp = format!("udp://127.0.0.1:{}", r.port);
+    for run in 0..2 {
+        let before = cs_hits(&r);
+        for client in [r.unix_client(), vec!["--transport".into(), udp.clone()]] {
+            let o = r.tool_with(&client, &["load", "/e2e/load", "-c", "300", "--duration", "20"]);
+            assert!(o.status.success() && text(&o).contains("received=300"), "run {run} {client:?}: {}", text(&o));
+        }
+        assert_eq!(cs_hits(&r), before, "load run {run} was answered from the content store");
+        let o = r.tool_with(&[], &["gen", "/e2e/gen", "--consumer", &udp, "--producer", &udp, "-c", "200", "--duration", "20", "--json"]);
+        assert!(o.status.success(), "run {run}: {}", text(&o));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        assert!(report["satisfied"].as_u64() > Some(0), "{report}");
+        assert!(report["producer"]["data"].as_u64() >= report["satisfied"].as_u64(), "gen run {run}: every Data from the producer: {report}");
+        assert_eq!(cs_hits(&r), before, "gen run {run} was answered from the content store");
+    }
+}
+
+/// Management refuses what it would misread: an empty name (an unset shell
+/// variable) is not the root, and unsetting a strategy choice that is not
+/// there is an error, not a "strategy-unset".
+#[test]
+fn management_refuses_empty_names_and_absent_choices() {
+    let r = Router::start();
+    for args in [&["route", "add", "", "1"][..], &["strategy", "set", "", "multicast"], &["cs", "erase", ""], &["get", ""], &["ping", "", "-c", "1"]] {
+        let o = r.tool(args);
+        assert!(!o.status.success() && text(&o).contains("the name is empty (the root is written /)"), "{args:?}: {}", text(&o));
+    }
+    let o = r.tool(&["strategy", "list"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 2, "only the root's choice: {}", text(&o));
+    let o = r.tool(&["strategy", "unset", "/e2e/never-set"]);
+    assert!(!o.status.success() && text(&o).contains("no strategy choice for /e2e/never-set"), "{}", text(&o));
+    assert!(r.tool(&["strategy", "set", "/e2e/set", "multicast"]).status.success());
+    let o = r.tool(&["strategy", "unset", "/e2e/set"]);
+    assert!(o.status.success() && text(&o).contains("strategy-unset prefix=/e2e/set"), "{}", text(&o));
+}
+
+/// `trajan demo` on a socket of its own says how to reach it: each command
+/// it suggests carries `--transport`, which the tools need to find it.
+#[test]
+fn demo_suggests_commands_that_reach_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("demo.sock");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut demo = std::process::Command::new(trajan())
+        .args(["demo", "--unix"])
+        .arg(&sock)
+        .args(["--udp", &addr, "--tcp", &addr])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = demo.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let last = line.starts_with("Press Ctrl-C");
+            let _ = tx.send(line);
+            if last {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
+        lines.push(line);
+        if lines.last().is_some_and(|l| l.starts_with("Press Ctrl-C")) {
+            break;
+        }
+    }
+    unsafe_free_signal(demo.id(), "TERM");
+    let stopped = wait_bounded(&mut demo, Duration::from_secs(10));
+    let text = lines.join("\n");
+    assert!(text.contains("Demo: published /trajan/demo/hello"), "{text}");
+    let flag = format!("trajan status --transport unix://{}", sock.display());
+    assert!(text.contains(&flag), "{text}");
+    assert!(stopped.is_some_and(|s| s.success()), "{stopped:?}");
+}
+
 /// Hostile packets of every kind on every face type; afterwards the router still forwards.
 #[test]
 fn malformed_barrage_then_normal_fetch() {

@@ -11,7 +11,7 @@ use rand_distr::{Distribution, Zipf};
 use trajan_wire::{Data, Interest, LpPacket, Name};
 
 use super::ports::GenPort;
-use crate::load::name_of;
+use crate::load::{first_seq, name_of};
 
 /// Which names the consumer asks for.
 #[derive(Debug, Clone)]
@@ -50,6 +50,8 @@ pub struct Consumer {
     window: usize,
     lifetime: Duration,
     count: u64,
+    /// Added to every key: a run's names are not those of an earlier run.
+    first: u64,
     until: Instant,
     start: Instant,
     last: Instant,
@@ -84,6 +86,7 @@ impl Consumer {
             window: window.max(1),
             lifetime,
             count,
+            first: first_seq(),
             until: now + duration,
             start: now,
             last: now,
@@ -120,10 +123,11 @@ impl Consumer {
         };
         let mut n = 0;
         while n < budget && n < 64 && self.pending.len() < self.window && self.sending(now) {
-            let key = match &self.names {
-                Names::Unique => self.stats.sent,
-                Names::Zipf(z) => z.sample(rng) as u64,
-            };
+            let key = self.first
+                + match &self.names {
+                    Names::Unique => self.stats.sent,
+                    Names::Zipf(z) => z.sample(rng) as u64,
+                };
             // A popular name already pending is not asked again: the router would
             // aggregate it and one Data would answer two Interests.
             if self.pending.contains_key(&key) {
@@ -199,6 +203,39 @@ fn decode_reply(pkt: &Bytes) -> Option<(u64, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records what is sent; receives nothing.
+    #[derive(Default)]
+    struct Capture(Vec<Bytes>);
+
+    impl GenPort for Capture {
+        fn send(&mut self, pkt: &Bytes) {
+            self.0.push(pkt.clone());
+        }
+        fn recv(&mut self, _: &mut Vec<Bytes>) {}
+        fn flush(&mut self) {}
+        fn dropped(&self) -> u64 {
+            0
+        }
+    }
+
+    /// Two runs ask for different names, so the second is not answered by
+    /// the content store the first one filled.
+    #[test]
+    fn runs_do_not_repeat_names() {
+        let names = |zipf: bool| -> Vec<Name> {
+            let names = if zipf { Names::Zipf(Zipf::new(10, 1.0).unwrap()) } else { Names::Unique };
+            let mut c = Consumer::new("/gen".parse().unwrap(), 4, names, 0.0, 8, Duration::from_secs(1), 8, Duration::from_secs(1));
+            let mut port = Capture::default();
+            c.step(&mut port, &mut rand::thread_rng());
+            port.0.iter().map(|p| Interest::decode(p).unwrap().name).collect()
+        };
+        for zipf in [false, true] {
+            let (a, b) = (names(zipf), names(zipf));
+            assert!(!a.is_empty() && !b.is_empty());
+            assert!(a.iter().all(|n| !b.contains(n)), "{a:?} {b:?}");
+        }
+    }
 
     #[test]
     fn keys_come_back_from_names() {

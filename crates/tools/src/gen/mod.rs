@@ -25,6 +25,7 @@ pub use consumer::{Consumer, ConsumerStats, Names};
 pub use ports::{GenPort, PortSpec, UdpPort};
 pub use producer::{Producer, ProducerStats};
 
+use crate::client::parse_name;
 use crate::stop::{set_at_stdin_end, stop_flag};
 
 /// How long the ports' links may take to come up.
@@ -213,7 +214,7 @@ struct Finished {
 /// Runs the generator until the consumer is done (or, with only a producer, for
 /// `--duration`), or SIGINT/SIGTERM.
 fn generate(args: &GenArgs) -> anyhow::Result<Finished> {
-    let prefix: Name = args.prefix.parse().with_context(|| format!("bad name {:?}", args.prefix))?;
+    let prefix = parse_name(&args.prefix)?;
     if args.consumer.is_none() && args.producer.is_none() {
         bail!("give --consumer PORT, --producer PORT or both");
     }
@@ -265,7 +266,8 @@ fn generate(args: &GenArgs) -> anyhow::Result<Finished> {
     Ok(Finished { report, ports, stop })
 }
 
-/// `trajan gen`: prints the report; fails when a consumer got nothing back.
+/// `trajan gen`: prints the report; fails when a consumer sent nothing or got
+/// nothing back.
 pub fn run(args: GenArgs) -> anyhow::Result<()> {
     let Finished { report, ports, stop } = generate(&args)?;
     if args.json {
@@ -281,15 +283,28 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         }
     }
     drop(ports);
-    if report.consumer.as_ref().is_some_and(|c| c.sent > 0 && c.satisfied == 0) {
-        bail!("no Data came back for {} Interests under {}", report.consumer.map_or(0, |c| c.sent), args.prefix);
+    match report.consumer {
+        Some(c) if c.sent == 0 => {
+            let why = if args.rate > 0.0 { format!(" (--rate {} for --duration {} s comes to less than one)", args.rate, args.duration) } else { String::new() };
+            bail!("the consumer sent no Interest{why}")
+        }
+        Some(c) if c.satisfied == 0 => bail!("no Data came back for {} Interests under {}", c.sent, args.prefix),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run whose rate allows no Interest in its duration is a failure, not
+    /// a report of zeros.
+    #[test]
+    fn a_consumer_that_sends_nothing_fails() {
+        let argv = ["gen", "/g", "--consumer", "udp://127.0.0.1:9", "--rate", "0.5", "--duration", "1"];
+        let err = run(crate::test_args::parse::<GenArgs>(&argv).unwrap()).unwrap_err().to_string();
+        assert!(err.contains("sent no Interest (--rate 0.5 for --duration 1 s comes to less than one)"), "{err}");
+    }
 
     #[test]
     fn json_has_the_documented_fields() {

@@ -8,6 +8,7 @@ use std::net::UdpSocket;
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use trajan_io::encap::Encap;
+use trajan_wire::Name;
 
 use crate::client::Client;
 use crate::transport::Transport;
@@ -71,19 +72,36 @@ pub struct UdpPort {
     sock: UdpSocket,
     buf: Vec<u8>,
     dropped: u64,
+    /// The client that registered a prefix on this face (its socket is `sock`),
+    /// and the prefix, to unregister when the port closes.
+    registered: Option<(Client, Name)>,
 }
 
 impl UdpPort {
     /// Connects to `hostport`; with a `prefix`, first registers it on this socket's
     /// face (NFD's rib/register), so Interests under it come to this port.
-    pub fn open(hostport: &str, prefix: Option<&trajan_wire::Name>) -> anyhow::Result<UdpPort> {
+    pub fn open(hostport: &str, prefix: Option<&Name>) -> anyhow::Result<UdpPort> {
         let mut client = Client::connect(&Transport::Udp(hostport.to_owned()))?;
         if let Some(p) = prefix {
             client.register(p).with_context(|| format!("registering {p} at udp://{hostport}"))?;
         }
-        let sock = client.into_udp_socket().context("a one-port UDP client has a socket")?;
+        let sock = client.udp_socket().context("a one-port UDP client has a socket")?.try_clone()?;
         sock.set_nonblocking(true)?;
-        Ok(UdpPort { sock, buf: vec![0; 65536], dropped: 0 })
+        Ok(UdpPort { sock, buf: vec![0; 65536], dropped: 0, registered: prefix.map(|p| (client, p.clone())) })
+    }
+}
+
+impl Drop for UdpPort {
+    /// Unregisters the prefix, as closing a stream face would. A UDP face
+    /// outlives its socket, and the router would go on sending the prefix's
+    /// Interests to it: the producer of a later run, registered on a face of
+    /// its own, would get none of them.
+    fn drop(&mut self) {
+        if let Some((client, prefix)) = &mut self.registered {
+            // The client waits for the answer on the socket, blocking with a timeout.
+            let _ = self.sock.set_nonblocking(false);
+            let _ = client.unregister(prefix);
+        }
     }
 }
 
