@@ -92,14 +92,14 @@ pub struct EngineArgs {
     /// Prefixes in the reference FIB (accepts K and M suffixes: 1K, 1M, 10M).
     #[arg(long, default_value = "1K", value_parser = parse_count)]
     pub fib_prefixes: usize,
-    /// Seconds of timed run (after warm-up).
-    #[arg(long, default_value_t = 5.0)]
+    /// Seconds of timed run (after warm-up), more than 0.
+    #[arg(long, default_value_t = 5.0, value_parser = parse_positive_seconds)]
     pub duration: f64,
     /// Seconds of warm-up before timing, extended (up to 5×) until the CS is full.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub warmup: f64,
-    /// Run exactly this many timed rounds instead of `--duration`.
-    #[arg(long)]
+    /// Run exactly this many timed rounds (at least 1) instead of `--duration`.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub rounds: Option<u64>,
     /// Seed of every generator: the same seed is the same workload.
     #[arg(long, default_value_t = 1)]
@@ -155,6 +155,18 @@ pub struct EngineArgs {
     /// Print one JSON object per run instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Parses a number of seconds, 0 or more: a negative, infinite or NaN time
+/// has no run to measure.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).ok_or_else(|| format!("{s:?} is not a number of seconds (e.g. 0.5, 3)"))
+}
+
+/// [`parse_seconds`] for a timed run, which must last: 0 s would report the
+/// rate of one round, or of none.
+pub fn parse_positive_seconds(s: &str) -> Result<f64, String> {
+    Some(parse_seconds(s)?).filter(|v| *v > 0.0).ok_or_else(|| format!("{s:?}: a timed run lasts more than 0 seconds"))
 }
 
 /// Parses a count with an optional K (10^3) or M (10^6) suffix.

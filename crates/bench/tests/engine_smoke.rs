@@ -186,3 +186,15 @@ fn side_by_side_runs_both_engines_in_turns_and_reports_their_ratio() {
     let lone = run(&["--workload", "worst"]).1;
     assert!(lone["versus"].is_null(), "a lone run compares with nothing");
 }
+
+/// A run that could measure nothing is refused by its options: no rounds, no
+/// time, a negative or non-numeric time; a warm-up of 0 s is allowed.
+#[test]
+fn options_that_measure_nothing_are_refused() {
+    let parse = |extra: &[&str]| Cli::try_parse_from(["bench"].iter().chain(extra)).map(|c| c.args);
+    for bad in [&["--rounds", "0"][..], &["--duration", "0"], &["--duration", "-1"], &["--duration", "nan"], &["--warmup", "-0.5"], &["--warmup", "inf"]] {
+        assert!(parse(bad).is_err(), "{bad:?}");
+    }
+    let ok = parse(&["--warmup", "0", "--duration", "0.5", "--rounds", "1"]).unwrap();
+    assert_eq!((ok.warmup, ok.duration, ok.rounds), (0.0, 0.5, Some(1)));
+}
