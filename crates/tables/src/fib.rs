@@ -21,6 +21,7 @@ mod shared;
 mod table;
 
 use std::borrow::Borrow;
+use std::cell::OnceCell;
 use std::fmt;
 use std::str::FromStr;
 
@@ -28,7 +29,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 use trajan_wire::Name;
 
-use crate::name_hash::NameHashes;
+use crate::name_hash::{NameHashes, INLINE_PREFIXES};
 use crate::FaceId;
 use arena::{PrefixArena, PrefixRef};
 use nexthops::{NexthopSets, SetId};
@@ -532,11 +533,64 @@ impl Fib {
 
     /// [`Fib::lpm_hashed`] for a caller that knows no prefix longer than `d`
     /// components matches (`d` at most the name's length and the longest prefix's).
-    #[inline]
+    ///
+    /// Never inlined, as LLVM left it before the branch to [`Fib::lpm_long`]:
+    /// with the branch it was inlined into the burst pipeline (whose fallback
+    /// it is) and a worst-case exchange at 50 K prefixes took 16 to 45 more
+    /// instructions (callgrind); out of line, as many as before.
+    #[inline(never)]
     fn lpm_upto<T: Tally>(&self, name: &Name, hashes: &NameHashes, d: usize, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
+        if d > INLINE_PREFIXES {
+            return self.lpm_long(name, hashes, d, tally);
+        }
+        self.lpm_probing(hashes, d, tally, |j| {
+            #[cfg(test)]
+            tests::walked(j);
+            name.prefix_value(j)
+        })
+    }
+
+    /// [`Fib::lpm_upto`] of a name whose prefixes of more than
+    /// [`INLINE_PREFIXES`] components may be probed: where each prefix ends
+    /// comes from one walk of the name, not from one walk per probe, as
+    /// [`Name::prefix_value`] finds it past the name's offset table. The
+    /// filter answers "maybe" for about one length in fifty ([`TARGET_FPR`]),
+    /// the `hash` variant probes every stored length, and once one
+    /// registration put a prefix of thousands of components in the FIB, the
+    /// lookup of a name that long walked it once per probe, quadratic (0.2 ms
+    /// for 4,000 empty components, 8 KB). The walk waits for the first probe
+    /// past the inline prefixes, and goes as far as that probe (the longest:
+    /// probes come longest first), so a lookup that probes only short
+    /// prefixes walks nothing. Out of line, with its allocation: such names
+    /// are rare.
+    #[cold]
+    #[inline(never)]
+    fn lpm_long<T: Tally>(&self, name: &Name, hashes: &NameHashes, d: usize, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
+        let ends: OnceCell<Vec<usize>> = OnceCell::new();
+        self.lpm_probing(hashes, d, tally, |j| {
+            if j > INLINE_PREFIXES && ends.get().is_none() {
+                #[cfg(test)]
+                tests::walked(j);
+                let _ = ends.set(name.prefix_ends(j).collect());
+            }
+            match ends.get().and_then(|ends| ends.get(j - 1)) {
+                Some(&end) => &name.value()[..end],
+                None => {
+                    #[cfg(test)]
+                    tests::walked(j);
+                    name.prefix_value(j)
+                }
+            }
+        })
+    }
+
+    /// The search of [`Fib::lpm_upto`], probing the `j`-component prefix whose
+    /// bytes `key(j)` gives.
+    #[inline(always)]
+    fn lpm_probing<'n, T: Tally>(&self, hashes: &NameHashes, d: usize, tally: &mut T, key: impl Fn(usize) -> &'n [u8]) -> Option<(FibPrefix<'_>, &FibEntry)> {
         let probe = |j: usize, tally: &mut T| {
             tally.probe();
-            self.table.find(hashes.prefix(j), name.prefix_value(j), &self.arena).map(|e| (j, e))
+            self.table.find(hashes.prefix(j), key(j), &self.arena).map(|e| (j, e))
         };
         let hit = if d == 0 {
             None

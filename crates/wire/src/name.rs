@@ -324,8 +324,18 @@ impl Name {
         }
     }
 
+    /// [`Name::end`] past the table. The last component ends where the name
+    /// does, without a walk: the whole name as a prefix is what the tables
+    /// hash and look up for every cached packet (the content store once per
+    /// CanBePrefix Interest its Data satisfies), and walking a name of 4,000
+    /// components for it each time cost 15 µs per such Interest.
     #[cold]
     fn end_past_table(&self, i: usize) -> usize {
+        if i + 1 == self.len() {
+            return self.vlen as usize;
+        }
+        #[cfg(test)]
+        tests::WALKED.with(|w| w.set(w.get() + i + 1 - INLINE_COMPONENTS));
         let mut pos = self.ends[INLINE_COMPONENTS - 1] as usize;
         for _ in INLINE_COMPONENTS..=i {
             pos = next_end(self.value(), pos);
@@ -708,6 +718,30 @@ impl FromStr for Name {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    thread_local! {
+        /// Components this thread walked past names' offset tables.
+        pub(super) static WALKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Where a long name's last component ends, the whole name as a prefix,
+    /// is found without walking its components; a component before it still
+    /// is, and found right.
+    #[test]
+    fn a_long_name_ends_where_its_last_component_does_without_a_walk() {
+        let name = "/...".repeat(4000).parse::<Name>().unwrap();
+        let within = Name::from_within(Bytes::from([&[7, 7][..], name.value()].concat()), 2..2 + name.value().len()).unwrap();
+        for n in [&name, &within] {
+            WALKED.with(|w| w.set(0));
+            assert_eq!(n.prefix_value(n.len()), name.value());
+            assert_eq!(n.component_end(n.len() - 1), name.value().len());
+            assert_eq!(n.prefix(n.len()), name);
+            assert!(name.is_prefix_of(n) && n.is_prefix_of(&name));
+            assert_eq!(WALKED.with(|w| w.get()), 0);
+            assert_eq!(n.component_end(n.len() - 2), name.value().len() - 2);
+            assert_eq!(WALKED.with(|w| w.get()), n.len() - 1 - INLINE_COMPONENTS);
+        }
+    }
 
     #[test]
     fn uri_round_trip() {

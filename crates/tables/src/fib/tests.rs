@@ -48,6 +48,79 @@ fn burst_lookups_with_few_or_many_or_deep_lengths_find_the_longest_prefix() {
     }
 }
 
+thread_local! {
+    /// Components this thread's lookups walked past a name's offset table to
+    /// find the bytes of the prefixes they probed.
+    static WALKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts a walk of a name's components up to its `j`th, past its offset
+/// table: `Name::prefix_value(j)` for a probe, or where the prefixes end.
+pub(super) fn walked(j: usize) {
+    WALKED.with(|w| w.set(w.get() + j.saturating_sub(trajan_wire::name::INLINE_COMPONENTS)));
+}
+
+/// A lookup of a name of thousands of components walks the name once, not
+/// once per prefix it probes, so that its work doubles, not quadruples, with
+/// the name's length, through the filter (whose false positives are probes
+/// at lengths no prefix has) and without (a probe per stored length); and it
+/// finds the longest prefix among long ones. A prefix of 3,000 empty
+/// components is one registration; a name of 4,000 fits in a packet.
+#[test]
+fn a_lookup_of_thousands_of_components_is_linear_in_the_name() {
+    let long = |first: &[u8], k: usize| Name::from_components(std::iter::once((8u32, first)).chain(std::iter::repeat_n((8u32, &[][..]), k - 1)));
+    for v in FibVariant::ALL {
+        let mut fib = Fib::with_capacity(v, 0);
+        fib.add_nexthop(&long(b"route", 3000), 1, 0);
+        for k in (100..3000).step_by(100) {
+            fib.add_nexthop(&long(b"other", k), 2, k as u64);
+        }
+        let names = |k: usize| (0..32u64).map(|t| long(&t.to_be_bytes(), k)).collect::<Vec<_>>();
+        // Components walked by three lookups of each name (single, burst, and
+        // the pipelined burst a FIB this small would not run), and probes of
+        // the single ones.
+        let work = |k: usize| {
+            WALKED.with(|w| w.set(0));
+            let mut stats = LookupStats::default();
+            for name in names(k) {
+                assert!(fib.lpm_tallied(&name, &mut stats).is_none(), "variant {v}");
+            }
+            fib.lpm_burst(&names(k), |_, hit| assert!(hit.is_none()));
+            fib.lpm_pipelined(&names(k), |_, hit| assert!(hit.is_none()));
+            (WALKED.with(|w| w.get()), stats.probes as usize)
+        };
+        let (walked1, probes1) = work(1000);
+        let (walked2, probes2) = work(2000);
+        assert!(probes1 > 0, "variant {v}: the lookups probe lengths no prefix has");
+        for (k, walked) in [(1000, walked1), (2000, walked2)] {
+            assert!(walked <= 2 * 96 * k, "variant {v}: {walked} components walked by 96 lookups of {k}, more than twice the name each");
+        }
+        assert!(walked2 + probes2 <= 5 * (walked1 + probes1) / 2, "variant {v}: {walked1} + {probes1} at 1,000 components, {walked2} + {probes2} at 2,000");
+
+        let hit = |name: &Name| fib.lpm(name).map(|(p, e)| (p.len(), faces(e)[0].0));
+        assert_eq!(hit(&long(b"route", 4000)), Some((3000, 1)), "variant {v}");
+        assert_eq!(hit(&long(b"route", 2999)), None, "variant {v}");
+        assert_eq!(hit(&long(b"other", 2950)), Some((2900, 2)), "variant {v}");
+        assert_eq!(hit(&long(b"other", 99)), None, "variant {v}");
+        let mut burst = Vec::new();
+        fib.lpm_pipelined(&[long(b"route", 4000), long(b"other", 1234)], |_, hit| burst.push(hit.map(|(p, _)| p.len())));
+        assert_eq!(burst, [Some(3000), Some(1200)], "variant {v}");
+
+        // Beside the long prefix, short ones only: a name of 1,000 components
+        // probes the short lengths alone without the filter, and walks nothing.
+        let mut fib = Fib::with_capacity(v, 0);
+        fib.add_nexthop(&long(b"route", 3000), 1, 0);
+        for k in 1..=5 {
+            fib.add_nexthop(&long(b"other", k), 2, 0);
+        }
+        WALKED.with(|w| w.set(0));
+        assert_eq!(fib.lpm(&long(b"other", 1000)).map(|(p, _)| p.len()), Some(5), "variant {v}");
+        if v == FibVariant::Hash {
+            assert_eq!(WALKED.with(|w| w.get()), 0);
+        }
+    }
+}
+
 #[test]
 fn nexthops_stay_sorted_by_cost_then_face() {
     for v in FibVariant::ALL {
