@@ -21,7 +21,6 @@ mod shared;
 mod table;
 
 use std::borrow::Borrow;
-use std::cell::OnceCell;
 use std::fmt;
 use std::str::FromStr;
 
@@ -30,6 +29,7 @@ use smallvec::SmallVec;
 use trajan_wire::Name;
 
 use crate::name_hash::{NameHashes, INLINE_PREFIXES};
+use crate::prefix_walk::PrefixWalk;
 use crate::FaceId;
 use arena::{PrefixArena, PrefixRef};
 use nexthops::{NexthopSets, SetId};
@@ -545,7 +545,7 @@ impl Fib {
         }
         self.lpm_probing(hashes, d, tally, |j| {
             #[cfg(test)]
-            tests::walked(j);
+            crate::prefix_walk::walked(j);
             name.prefix_value(j)
         })
     }
@@ -566,22 +566,8 @@ impl Fib {
     #[cold]
     #[inline(never)]
     fn lpm_long<T: Tally>(&self, name: &Name, hashes: &NameHashes, d: usize, tally: &mut T) -> Option<(FibPrefix<'_>, &FibEntry)> {
-        let ends: OnceCell<Vec<usize>> = OnceCell::new();
-        self.lpm_probing(hashes, d, tally, |j| {
-            if j > INLINE_PREFIXES && ends.get().is_none() {
-                #[cfg(test)]
-                tests::walked(j);
-                let _ = ends.set(name.prefix_ends(j).collect());
-            }
-            match ends.get().and_then(|ends| ends.get(j - 1)) {
-                Some(&end) => &name.value()[..end],
-                None => {
-                    #[cfg(test)]
-                    tests::walked(j);
-                    name.prefix_value(j)
-                }
-            }
-        })
+        let walk = PrefixWalk::new(name, INLINE_PREFIXES);
+        self.lpm_probing(hashes, d, tally, |j| walk.prefix(j))
     }
 
     /// The search of [`Fib::lpm_upto`], probing the `j`-component prefix whose

@@ -15,6 +15,7 @@
 mod ilist;
 mod line_index;
 mod parents;
+mod prefix_walk;
 mod slab;
 mod ways;
 

@@ -5,7 +5,6 @@
 //! share; Caesar's Bloom-filter stage can later sit in front of it without changing
 //! its answers.
 
-use std::cell::OnceCell;
 use std::hash::BuildHasher;
 
 use bytes::Bytes;
@@ -13,6 +12,8 @@ use foldhash::fast::RandomState;
 use hashbrown::HashTable;
 use trajan_wire::name::INLINE_COMPONENTS;
 use trajan_wire::Name;
+
+use crate::prefix_walk::PrefixWalk;
 
 /// A table from name prefixes to values, answering "which stored prefix of this
 /// name is longest".
@@ -129,7 +130,7 @@ impl<V> LpmTable<V> {
         }
         self.lpm_probing(longest, |n| {
             #[cfg(test)]
-            tests::walked(n);
+            crate::prefix_walk::walked(n);
             name.prefix_value(n)
         })
     }
@@ -147,18 +148,8 @@ impl<V> LpmTable<V> {
     #[cold]
     #[inline(never)]
     fn lpm_long(&self, name: &Name, longest: usize) -> Option<(&Name, &V)> {
-        let ends: OnceCell<Vec<usize>> = OnceCell::new();
-        self.lpm_probing(longest, |n| {
-            if n > INLINE_COMPONENTS && ends.get().is_none() {
-                #[cfg(test)]
-                tests::walked(n);
-                let _ = ends.set(name.prefix_ends(n).collect());
-            }
-            match ends.get().and_then(|ends| ends.get(n - 1)) {
-                Some(&end) => &name.value()[..end],
-                None => name.prefix_value(n),
-            }
-        })
+        let walk = PrefixWalk::new(name, INLINE_COMPONENTS);
+        self.lpm_probing(longest, |n| walk.prefix(n))
     }
 
     /// The longest stored prefix of at most `longest` components, the bytes
@@ -317,23 +308,13 @@ mod tests {
         assert!(t.remove(&Name::root()).is_none());
     }
 
-    thread_local! {
-        /// Components this thread's lookups walked past a name's offset
-        /// table to find the bytes of the prefixes they probed.
-        static WALKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
-
-    /// Counts a walk of a name's components up to its `n`th, past its offset table.
-    pub(super) fn walked(n: usize) {
-        WALKED.with(|w| w.set(w.get() + n.saturating_sub(INLINE_COMPONENTS)));
-    }
-
     /// A lookup of a name of thousands of components in a table of prefixes
     /// of many lengths, each of hundreds of components, walks the name once:
     /// its work grows with the name, not with the name times the lengths
     /// stored. It finds the longest of those prefixes.
     #[test]
     fn a_lookup_of_thousands_of_components_walks_the_name_once() {
+        use crate::prefix_walk::WALKED;
         let long = |first: &[u8], k: usize| Name::from_components(std::iter::once((8u32, first)).chain(std::iter::repeat_n((8u32, &[][..]), k - 1)));
         let mut t = LpmTable::new();
         for k in (100..3000).step_by(100) {

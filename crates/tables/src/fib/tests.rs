@@ -48,17 +48,7 @@ fn burst_lookups_with_few_or_many_or_deep_lengths_find_the_longest_prefix() {
     }
 }
 
-thread_local! {
-    /// Components this thread's lookups walked past a name's offset table to
-    /// find the bytes of the prefixes they probed.
-    static WALKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Counts a walk of a name's components up to its `j`th, past its offset
-/// table: `Name::prefix_value(j)` for a probe, or where the prefixes end.
-pub(super) fn walked(j: usize) {
-    WALKED.with(|w| w.set(w.get() + j.saturating_sub(trajan_wire::name::INLINE_COMPONENTS)));
-}
+use crate::prefix_walk::WALKED;
 
 /// A lookup of a name of thousands of components walks the name once, not
 /// once per prefix it probes, so that its work doubles, not quadruples, with
