@@ -109,6 +109,34 @@ fn can_be_prefix() -> SelectorSet {
     1 << crate::pit::selectors(true, false) | 1 << crate::pit::selectors(true, true)
 }
 
+/// The tags of a name's prefixes under [`Pcct::long_tags`]: each item is a
+/// prefix's end in the name's value and its tag; [`LongTags::tag`] is the tag
+/// of what has been fed so far.
+struct LongTags<'a> {
+    hasher: ahash::AHasher,
+    value: &'a [u8],
+    start: usize,
+    ends: trajan_wire::name::ComponentEnds<'a>,
+}
+
+impl LongTags<'_> {
+    /// The tag of the components (and any bytes written after them) fed so far.
+    fn tag(&self) -> u32 {
+        LineIndex::tag(self.hasher.finish())
+    }
+}
+
+impl Iterator for LongTags<'_> {
+    type Item = (usize, u32);
+
+    fn next(&mut self) -> Option<(usize, u32)> {
+        let end = self.ends.next()?;
+        self.hasher.write(&self.value[self.start..end]);
+        self.start = end;
+        Some((end, self.tag()))
+    }
+}
+
 /// The PIT and the CS of one forwarder, sharing one index. The tables are public
 /// for what needs no index (a PIT entry's records, the CS's counters and
 /// capacity, its standalone lookups); what finds or removes PIT entries by name
@@ -148,14 +176,16 @@ impl Pcct {
     #[cold]
     #[inline(never)]
     fn long_tag(&self, name: &Name) -> u32 {
-        let mut h = self.long.build_hasher();
-        let value = name.value();
-        let mut start = 0;
-        for end in name.component_ends() {
-            h.write(&value[start..end]);
-            start = end;
-        }
-        LineIndex::tag(h.finish())
+        let mut tags = self.long_tags(name);
+        (&mut tags).for_each(drop);
+        tags.tag()
+    }
+
+    /// The running hash behind [`Pcct::long_tag`], fed one component of
+    /// `name` at a time: one definition of a long name's tag for the entry
+    /// that stores it and the Data that looks for it.
+    fn long_tags<'a>(&self, name: &'a Name) -> LongTags<'a> {
+        LongTags { hasher: self.long.build_hasher(), value: name.value(), start: 0, ends: name.component_ends() }
     }
 
     /// Starts loading the index line where the walk for the name hashed `hash`
@@ -350,22 +380,19 @@ impl Pcct {
     fn long_matches(&self, data: &Data, hash: u64, push: &mut impl FnMut(u32) -> bool) {
         let name = data.name();
         let value = name.value();
-        let mut h = self.long.build_hasher();
-        let mut start = 0;
-        for (i, end) in name.component_ends().enumerate() {
-            h.write(&value[start..end]);
-            #[cfg(test)]
-            self.hashed.set(self.hashed.get() + end - start);
-            start = end;
-            let tag = LineIndex::tag(h.finish());
+        let mut tags = self.long_tags(name);
+        for (i, (end, tag)) in (&mut tags).enumerate() {
             if i >= LONG_NAME && (end < value.len() || tag != LineIndex::tag(hash)) {
                 self.walk(tag, &value[..end], can_be_prefix(), &mut *push);
             }
         }
+        // The walk fed every component once: the whole value.
+        #[cfg(test)]
+        self.hashed.set(self.hashed.get() + value.len());
         if self.pit.digest_entries > 0 {
             let full = data.full_name();
-            h.write(&full.value()[value.len()..]);
-            let tag = LineIndex::tag(h.finish());
+            tags.hasher.write(&full.value()[value.len()..]);
+            let tag = tags.tag();
             if tag != LineIndex::tag(self.cs.names.full(&full)) {
                 self.walk(tag, full.value(), can_be_prefix(), push);
             }
