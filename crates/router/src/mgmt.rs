@@ -162,7 +162,7 @@ impl Management {
     ) -> Option<Bytes> {
         let req = match parse_request(&interest.name) {
             Ok(r) => r,
-            Err(_) => return reply(&interest.name, bad(malformed(&interest.name))),
+            Err(e) => return reply(&interest.name, bad(e.status_text())),
         };
         // Only local faces (applications on this host, loopback peers) manage
         // the router or read its state, as in NFD: a neighbour's `/localhop`
@@ -393,17 +393,6 @@ fn uncached(data: Bytes) -> Bytes {
 
 fn bad(text: &str) -> ControlResponse {
     ControlResponse::error(400, text)
-}
-
-/// What a request that does not parse is told, in NFD's words: a `faces/query`
-/// names its filter as the fault, since that is the one thing it carries.
-fn malformed(name: &Name) -> &'static str {
-    let said = |i: usize, word: &[u8]| name.len() > i && name.get(i).value == word;
-    if said(2, b"faces") && said(3, b"query") {
-        "Malformed filter"
-    } else {
-        "Malformed command"
-    }
 }
 
 /// A command's Flags and the Mask saying which of them to change, `(0, 0)`

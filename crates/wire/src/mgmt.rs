@@ -776,6 +776,29 @@ pub fn face_query_name(scope: MgmtScope, filter: &FaceQueryFilter) -> Name {
     dataset_name(scope, "faces", "query").append_generic(&element)
 }
 
+/// Why [`parse_request`] refused a name, told apart because NFD answers them
+/// in different words: a `faces/query` carries nothing but its filter, so its
+/// fault is the filter's; anything else is a malformed command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BadRequest {
+    /// Not a management name, or a command whose parameters do not parse.
+    #[error("Malformed command: {0}")]
+    Command(#[from] WireError),
+    /// A `faces/query` whose FaceQueryFilter is missing or does not parse.
+    #[error("Malformed filter: {0}")]
+    Filter(WireError),
+}
+
+impl BadRequest {
+    /// The ControlResponse text NFD answers it with.
+    pub fn status_text(&self) -> &'static str {
+        match self {
+            BadRequest::Command(_) => "Malformed command",
+            BadRequest::Filter(_) => "Malformed filter",
+        }
+    }
+}
+
 /// Parses a management Interest name. Accepted shapes after `<scope>/<module>/<verb>`:
 /// nothing or non-generic components (dataset requests: version, segment); a
 /// ControlParameters component alone, followed by a ParametersSha256DigestComponent
@@ -784,8 +807,8 @@ pub fn face_query_name(scope: MgmtScope, filter: &FaceQueryFilter) -> Name {
 /// not checked here. `faces/query` is a dataset named by the FaceQueryFilter
 /// component after its verb, which it requires (NFD answers 400 without one),
 /// followed by nothing or version and segment components.
-pub fn parse_request(name: &Name) -> Result<MgmtRequest, WireError> {
-    let bad = WireError::BadValue(NAME);
+pub fn parse_request(name: &Name) -> Result<MgmtRequest, BadRequest> {
+    let bad = BadRequest::Command(WireError::BadValue(NAME));
     if name.len() < 4 {
         return Err(bad);
     }
@@ -804,7 +827,8 @@ pub fn parse_request(name: &Name) -> Result<MgmtRequest, WireError> {
     let (module, verb) = (text(2)?, text(3)?);
     let argument = (name.len() > 4).then(|| generic(4)).flatten();
     if (module.as_str(), verb.as_str()) == ("faces", "query") {
-        let filter = FaceQueryFilter::decode_element(&Bytes::copy_from_slice(argument.ok_or(bad)?), FACE_QUERY_FILTER)?;
+        let element = Bytes::copy_from_slice(argument.ok_or(BadRequest::Filter(WireError::BadValue(NAME)))?);
+        let filter = FaceQueryFilter::decode_element(&element, FACE_QUERY_FILTER).map_err(BadRequest::Filter)?;
         return Ok(MgmtRequest { scope, module, verb, params: None, filter: Some(filter) });
     }
     let params = match argument {
@@ -1096,9 +1120,9 @@ mod tests {
         assert_eq!(query(&[0x96, 0]).unwrap().filter, Some(FaceQueryFilter::default()));
         assert!(query(&[0x96, 5, 0x69, 1, 7, 0xfd, 0]).is_err(), "a truncated element");
         assert_eq!(query(&[0x96, 6, 0x69, 1, 7, 0xa0, 1, 0]).unwrap().filter.unwrap().face_id, Some(7));
-        assert_eq!(query(&[0x96, 3, 0x0f, 1, 0]), Err(WireError::UnknownCritical(0x0f)));
-        assert_eq!(query(&[0x96, 6, 0x69, 1, 7, 0x69, 1, 8]), Err(WireError::OutOfOrder(FACE_ID)));
-        assert_eq!(query(&[0x96, 3, 0x72, 1, 0xff]), Err(WireError::BadValue(URI)), "a Uri that is not UTF-8");
+        assert_eq!(query(&[0x96, 3, 0x0f, 1, 0]), Err(BadRequest::Filter(WireError::UnknownCritical(0x0f))));
+        assert_eq!(query(&[0x96, 6, 0x69, 1, 7, 0x69, 1, 8]), Err(BadRequest::Filter(WireError::OutOfOrder(FACE_ID))));
+        assert_eq!(query(&[0x96, 3, 0x72, 1, 0xff]), Err(BadRequest::Filter(WireError::BadValue(URI))), "a Uri that is not UTF-8");
         assert!(query(&[0x96, 0, 0]).is_err(), "trailing bytes");
         assert!(query(&ControlParameters { face_id: Some(7), ..Default::default() }.encode()).is_err());
         let bare = dataset_name(MgmtScope::Localhost, "faces", "query");
