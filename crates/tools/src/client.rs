@@ -139,6 +139,12 @@ pub fn parse_name(s: &str) -> anyhow::Result<Name> {
     })
 }
 
+/// [`parse_name`] as clap's parser of a name argument, so that a bad name is
+/// refused with the command's usage before anything connects to a router.
+pub fn name_arg(s: &str) -> Result<Name, String> {
+    parse_name(s).map_err(|e| format!("{e:#}"))
+}
+
 /// Whether `data` satisfies `interest` (v0.3 §5.2: exact name, a longer name when
 /// CanBePrefix, or the full name with implicit digest).
 pub fn data_matches(interest: &Interest, data: &Data) -> bool {

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use anyhow::Context;
 use trajan_wire::mgmt::{decode_list, ControlParameters, CsInfo, CS_ENABLE_ADMIT, CS_ENABLE_SERVE};
+use trajan_wire::Name;
 
-use crate::client::{parse_name, Client, ClientArgs};
+use crate::client::{name_arg, Client, ClientArgs};
 
 /// Arguments of `trajan cs`.
 #[derive(clap::Args, Debug, Clone)]
@@ -51,7 +52,8 @@ pub enum CsCommand {
     /// Erase the cached Data under a prefix (cs/erase)
     Erase {
         /// Name prefix whose Data go
-        prefix: String,
+        #[arg(value_parser = name_arg)]
+        prefix: Name,
         /// Erase at most this many packets (at least 1) [default: all under the prefix]
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         count: Option<u64>,
@@ -119,7 +121,7 @@ pub fn run(args: CsArgs) -> anyhow::Result<()> {
             );
         }
         CsCommand::Erase { prefix, count } => {
-            let name = parse_name(&prefix)?;
+            let name = prefix;
             let r = client.command_ok("cs", "erase", &ControlParameters { name: Some(name.clone()), count, ..Default::default() })?;
             println!("cs-erased prefix={name} count={}", r.count.unwrap_or(0));
         }

@@ -20,7 +20,7 @@ use trajan_wire::signed::{verify_data, SignatureCheck};
 use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Data, Interest, Name, NackReason};
 
-use crate::client::{final_segment, parse_name, Client, ClientArgs, Event, Pipeline, Reply};
+use crate::client::{final_segment, name_arg, Client, ClientArgs, Event, Pipeline, Reply};
 
 /// Segments received out of order are buffered until the gap fills; new segments are
 /// not requested further than this beyond the first missing one, bounding memory.
@@ -30,7 +30,8 @@ pub const MAX_REORDER: u64 = 4096;
 #[derive(clap::Args, Debug, Clone)]
 pub struct GetArgs {
     /// Name of the object, with or without a version component (v=...)
-    pub name: String,
+    #[arg(value_parser = name_arg)]
+    pub name: Name,
     /// Write the object to this file instead of standard output
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -317,7 +318,7 @@ pub struct Summary {
 
 /// Fetches the object `args` names into `out`.
 pub fn fetch(args: &GetArgs, out: &mut dyn Write) -> anyhow::Result<Summary> {
-    let name = parse_name(&args.name)?;
+    let name = args.name.clone();
     let mut f = Fetch {
         args,
         client: Client::from_args(&args.client)?,

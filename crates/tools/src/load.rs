@@ -19,7 +19,7 @@ use anyhow::{bail, Context};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::{Interest, Name};
 
-use crate::client::{parse_name, Client, ClientArgs, Event, Pipeline};
+use crate::client::{name_arg, Client, ClientArgs, Event, Pipeline};
 use crate::stop::stop_flag;
 
 /// What the producer puts in every Data: small, so the forwarder's per-packet
@@ -30,7 +30,8 @@ const CONTENT: &[u8] = b"trajan load";
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadArgs {
     /// Prefix to produce and fetch under (the router must route it to this tool's producer, which registers it)
-    pub prefix: String,
+    #[arg(value_parser = name_arg)]
+    pub prefix: Name,
     /// Stop after this many exchanges
     #[arg(short = 'c', long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub count: u64,
@@ -150,7 +151,7 @@ fn consume(client: &mut Client, args: &LoadArgs, prefix: &Name, stop: &AtomicBoo
 
 /// Runs `trajan load`: prints the summary line; fails when nothing came back.
 pub fn run(args: LoadArgs) -> anyhow::Result<()> {
-    let prefix = parse_name(&args.prefix)?;
+    let prefix = args.prefix.clone();
     let stop = stop_flag(None)?;
     let mut producer = Client::from_args(&args.client)?;
     producer.register(&prefix).with_context(|| format!("registering {prefix}"))?;

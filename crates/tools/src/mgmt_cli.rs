@@ -9,8 +9,9 @@ use trajan_wire::mgmt::{
     decode_list, ControlParameters, CsInfo, FaceStatus, FacePersistency, FibEntry, ForwarderStatus, Record, RibEntry, Route,
     ORIGIN_STATIC, ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT,
 };
+use trajan_wire::Name;
 
-use crate::client::{parse_name, Client, ClientArgs};
+use crate::client::{name_arg, Client, ClientArgs};
 
 /// Arguments of `trajan route`.
 #[derive(clap::Args, Debug, Clone)]
@@ -29,7 +30,8 @@ pub enum RouteCommand {
     /// Add a route: Interests under PREFIX go to NEXTHOP (rib/register)
     Add {
         /// Name prefix the route is for
-        prefix: String,
+        #[arg(value_parser = name_arg)]
+        prefix: Name,
         /// Face ID, or the URI of an existing face
         nexthop: String,
         /// Route cost; strategies prefer lower costs
@@ -51,7 +53,8 @@ pub enum RouteCommand {
     /// Remove a route (rib/unregister)
     Remove {
         /// Name prefix the route is for
-        prefix: String,
+        #[arg(value_parser = name_arg)]
+        prefix: Name,
         /// Face ID, or the URI of an existing face
         nexthop: String,
         /// Origin of the route to remove
@@ -214,11 +217,11 @@ pub fn run_route(args: RouteArgs) -> anyhow::Result<()> {
     let mut client = Client::from_args(&args.client)?;
     match args.command {
         RouteCommand::Add { prefix, nexthop, cost, origin, no_inherit, capture, expires } => {
-            let name = parse_name(&prefix)?;
+            let name = prefix;
             let face_id = resolve_face(&mut client, &nexthop, &format!("create one with `trajan face create {nexthop}`"))?;
             let flags = if no_inherit { 0 } else { ROUTE_FLAG_CHILD_INHERIT } | if capture { ROUTE_FLAG_CAPTURE } else { 0 };
             let p = ControlParameters {
-                name: Some(name),
+                name: Some(name.clone()),
                 face_id: Some(face_id),
                 origin: Some(origin),
                 cost: Some(cost),
@@ -229,7 +232,7 @@ pub fn run_route(args: RouteArgs) -> anyhow::Result<()> {
             let r = client.command_ok("rib", "register", &p)?;
             println!(
                 "route-add-accepted prefix={} nexthop={} origin={} cost={} flags={} expires={}",
-                r.name.as_ref().unwrap_or(&parse_name(&prefix)?),
+                r.name.as_ref().unwrap_or(&name),
                 r.face_id.unwrap_or(face_id),
                 r.origin.unwrap_or(origin),
                 r.cost.unwrap_or(cost),
@@ -238,7 +241,7 @@ pub fn run_route(args: RouteArgs) -> anyhow::Result<()> {
             );
         }
         RouteCommand::Remove { prefix, nexthop, origin } => {
-            let name = parse_name(&prefix)?;
+            let name = prefix;
             let face_id = resolve_face(&mut client, &nexthop, LIST_FACES)?;
             // The router answers rib/unregister with 200 whether or not the
             // route was there (as NFD does): ask first, so a mistyped prefix,
@@ -472,7 +475,7 @@ mod tests {
     fn parses_arguments() {
         match Cli::try_parse_from(["t", "route", "add", "/p", "udp://h:1", "--cost", "5", "--transport", "unix:///s"]).unwrap() {
             Cli::Route(RouteArgs { command: RouteCommand::Add { prefix, nexthop, cost, origin, no_inherit, .. }, client }) => {
-                assert_eq!((prefix.as_str(), nexthop.as_str(), cost, origin, no_inherit), ("/p", "udp://h:1", 5, 255, false));
+                assert_eq!((prefix.to_string().as_str(), nexthop.as_str(), cost, origin, no_inherit), ("/p", "udp://h:1", 5, 255, false));
                 assert_eq!(client.transport.as_deref(), Some("unix:///s"));
             }
             _ => panic!("wrong subcommand"),

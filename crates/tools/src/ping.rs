@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::{Interest, Name};
 
-use crate::client::{parse_name, Client, ClientArgs, Event, Pipeline};
+use crate::client::{name_arg, Client, ClientArgs, Event, Pipeline};
 use crate::stop::stop_flag;
 
 /// How long a ping reply may be served from a cache, as ndnpingserver sets it.
@@ -21,7 +21,8 @@ const SERVER_CONTENT: &[u8] = b"Trajan ping";
 #[derive(clap::Args, Debug, Clone)]
 pub struct PingArgs {
     /// Prefix to ping (or, with --serve, to answer pings for)
-    pub prefix: String,
+    #[arg(value_parser = name_arg)]
+    pub prefix: Name,
     /// Stop after COUNT pings (with --serve: after answering COUNT and a quiet moment) [default: until interrupted]
     #[arg(short = 'c', long, value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
@@ -162,7 +163,7 @@ fn run_server(args: &PingArgs, prefix: &Name) -> anyhow::Result<()> {
 
 /// Runs `trajan ping`: the client fails when every ping is lost.
 pub fn run(args: PingArgs) -> anyhow::Result<()> {
-    let prefix = parse_name(&args.prefix)?;
+    let prefix = args.prefix.clone();
     if args.serve {
         run_server(&args, &prefix)
     } else {

@@ -18,7 +18,7 @@ use trajan_wire::tlv::write_tlv;
 use trajan_wire::types::{FINAL_BLOCK_ID, KEYWORD_COMPONENT, SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name, MAX_PACKET_SIZE};
 
-use crate::client::{now_ms, parse_name, Client, ClientArgs};
+use crate::client::{name_arg, now_ms, Client, ClientArgs};
 use crate::stop::stop_flag;
 
 /// Content bytes per segment by default: the largest round number whose Data, with
@@ -32,7 +32,8 @@ pub const RDR_METADATA: &[u8] = b"metadata";
 #[derive(clap::Args, Debug, Clone)]
 pub struct PutArgs {
     /// Name prefix to publish under; version and segment components are appended
-    pub prefix: String,
+    #[arg(value_parser = name_arg)]
+    pub prefix: Name,
     /// File to publish ("-" reads standard input)
     pub file: PathBuf,
     /// FreshnessPeriod of every segment, in milliseconds
@@ -143,7 +144,7 @@ fn read_input(file: &PathBuf) -> anyhow::Result<Vec<u8>> {
 /// Runs `trajan put`: registers the prefix, prints `READY <versioned name> ...` on
 /// standard output once Interests can reach it, and serves until stopped.
 pub fn run(args: PutArgs) -> anyhow::Result<()> {
-    let prefix = parse_name(&args.prefix)?;
+    let prefix = args.prefix.clone();
     let content = read_input(&args.file)?;
     let publication = Publication::new(&prefix, now_ms(), &content, args.segment_size, args.freshness)?;
     let stop = stop_flag(args.exit_after_seconds.map(Duration::from_secs))?;
@@ -235,7 +236,7 @@ mod tests {
     #[test]
     fn parses_arguments() {
         let c = parse::<PutArgs>(&["put", "/a/b", "file.bin", "--freshness", "5", "--once", "--transport", "unix:///s"]).unwrap();
-        assert_eq!((c.prefix.as_str(), c.freshness, c.segment_size), ("/a/b", 5, DEFAULT_SEGMENT_SIZE));
+        assert_eq!((c.prefix.to_string().as_str(), c.freshness, c.segment_size), ("/a/b", 5, DEFAULT_SEGMENT_SIZE));
         assert!(c.once);
         assert_eq!(c.client.transport.as_deref(), Some("unix:///s"));
         assert!(parse::<PutArgs>(&["put", "/a", "f", "--segment-size", "0"]).is_err());

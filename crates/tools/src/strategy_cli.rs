@@ -6,7 +6,7 @@ use anyhow::{bail, Context};
 use trajan_wire::mgmt::{decode_list, ControlParameters, Strategy, StrategyChoice};
 use trajan_wire::Name;
 
-use crate::client::{parse_name, Client, ClientArgs};
+use crate::client::{name_arg, Client, ClientArgs};
 use crate::mgmt_cli::table;
 
 /// Where NFD's strategy names live: `best-route` is short for
@@ -32,7 +32,8 @@ pub enum StrategyCommand {
     /// Choose the strategy for Interests under PREFIX (strategy-choice/set)
     Set {
         /// Name prefix the choice is for
-        prefix: String,
+        #[arg(value_parser = name_arg)]
+        prefix: Name,
         /// best-route (cheapest next hop, the next on a Nack), multicast (every
         /// next hop) or dynamic (one next hop drawn at random, weighted against
         /// the Interests each holds pending: CCN-par's dynamic multipath); a full
@@ -42,7 +43,8 @@ pub enum StrategyCommand {
     /// Remove the choice for PREFIX, which then follows its parent's (strategy-choice/unset)
     Unset {
         /// Name prefix the choice is for (not the root, which always has one)
-        prefix: String,
+        #[arg(value_parser = name_arg)]
+        prefix: Name,
     },
 }
 
@@ -68,13 +70,13 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
             print!("{}", table(&["Prefix", "Strategy"], &rows));
         }
         StrategyCommand::Set { prefix, strategy } => {
-            let name = parse_name(&prefix)?;
+            let name = prefix;
             let p = ControlParameters { name: Some(name.clone()), strategy: Some(Strategy { name: strategy_name(&strategy)? }), ..Default::default() };
             let r = client.command_ok("strategy-choice", "set", &p)?;
             println!("strategy-set prefix={name} strategy={}", r.strategy.map_or(strategy, |s| s.name.to_string()));
         }
         StrategyCommand::Unset { prefix } => {
-            let name = parse_name(&prefix)?;
+            let name = prefix;
             // The router answers strategy-choice/unset with 200 whether or not
             // the prefix had a choice (as NFD does): ask first, so a mistyped
             // prefix is an error rather than an "unset".
@@ -103,7 +105,7 @@ mod tests {
     #[test]
     fn parses_arguments() {
         match parse::<StrategyArgs>(&["strategy", "set", "/p", "multicast"]).unwrap().command {
-            StrategyCommand::Set { prefix, strategy } => assert_eq!((prefix.as_str(), strategy.as_str()), ("/p", "multicast")),
+            StrategyCommand::Set { prefix, strategy } => assert_eq!((prefix.to_string().as_str(), strategy.as_str()), ("/p", "multicast")),
             c => panic!("{c:?}"),
         }
         assert!(parse::<StrategyArgs>(&["strategy", "set", "/p"]).is_err(), "set needs a strategy");

@@ -74,7 +74,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // The consumer: fetch it through the router, as `trajan get` would.
     let uri = transport.to_string();
     let get = GetArgs {
-        name: DEMO_PREFIX.to_owned(),
+        name: prefix.clone(),
         output: None,
         window: 4,
         timeout: 2000,

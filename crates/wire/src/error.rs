@@ -41,7 +41,8 @@ pub enum WireError {
     /// Bytes were left over after the outermost element.
     #[error("trailing bytes after packet")]
     Trailing,
-    /// A name URI could not be parsed.
-    #[error("bad name URI")]
-    BadUri,
+    /// A name URI could not be parsed, and what in it was wrong: a user
+    /// typing a name needs to know which rule it broke.
+    #[error("bad name URI: {0}")]
+    BadUri(&'static str),
 }

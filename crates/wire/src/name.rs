@@ -625,8 +625,9 @@ fn unescape(s: &str) -> Result<Vec<u8>, WireError> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).ok_or(WireError::BadUri)?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| WireError::BadUri)?);
+            let escape = WireError::BadUri("% must be followed by two hexadecimal digits");
+            let hex = s.get(i + 1..i + 3).ok_or(escape)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| escape)?);
             i += 3;
         } else {
             out.push(b[i]);
@@ -638,19 +639,20 @@ fn unescape(s: &str) -> Result<Vec<u8>, WireError> {
 
 fn parse_hex(s: &str) -> Result<Vec<u8>, WireError> {
     // ASCII only, so that the two-byte slices below fall on character boundaries.
+    let bad = WireError::BadUri("a digest is written as 64 hexadecimal digits");
     if s.len() % 2 == 1 || !s.is_ascii() {
-        return Err(WireError::BadUri);
+        return Err(bad);
     }
     (0..s.len())
         .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| WireError::BadUri))
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| bad))
         .collect()
 }
 
 fn parse_component(s: &str) -> Result<(u32, Vec<u8>), WireError> {
     if let Some((label, rest)) = s.split_once('=') {
         let number = |typ: u32| -> Result<(u32, Vec<u8>), WireError> {
-            let v: u64 = rest.parse().map_err(|_| WireError::BadUri)?;
+            let v: u64 = rest.parse().map_err(|_| WireError::BadUri("seg=, v=, t=, seq= and off= take a decimal number below 2^64"))?;
             let (b, n) = nonneg_bytes(v);
             Ok((typ, b[8 - n..].to_vec()))
         };
@@ -663,7 +665,7 @@ fn parse_component(s: &str) -> Result<(u32, Vec<u8>), WireError> {
             "sha256digest" | "params-sha256" => {
                 let v = parse_hex(rest)?;
                 if v.len() != 32 {
-                    return Err(WireError::BadUri);
+                    return Err(WireError::BadUri("a digest is written as 64 hexadecimal digits"));
                 }
                 let t = if label == "sha256digest" { IMPLICIT_SHA256_DIGEST } else { PARAMETERS_SHA256_DIGEST };
                 return Ok((t, v));
@@ -671,9 +673,13 @@ fn parse_component(s: &str) -> Result<(u32, Vec<u8>), WireError> {
             _ => {
                 if let Ok(t) = label.parse::<u32>() {
                     if t == 0 || t > 0xffff {
-                        return Err(WireError::BadUri);
+                        return Err(WireError::BadUri("a component's type number is 1 to 65535"));
                     }
-                    return Ok((t, unescape_dots(rest)?));
+                    let v = unescape_dots(rest)?;
+                    if matches!(t, IMPLICIT_SHA256_DIGEST | PARAMETERS_SHA256_DIGEST) && v.len() != 32 {
+                        return Err(WireError::BadUri("a digest component (type 1 or 2) holds 32 bytes"));
+                    }
+                    return Ok((t, v));
                 }
             }
         }
@@ -687,7 +693,7 @@ fn unescape_dots(s: &str) -> Result<Vec<u8>, WireError> {
     let v = unescape(s)?;
     if !v.is_empty() && v.iter().all(|b| *b == b'.') {
         if v.len() < 3 {
-            return Err(WireError::BadUri);
+            return Err(WireError::BadUri("a component of only periods is written with three more (... is the empty component)"));
         }
         return Ok(v[3..].to_vec());
     }
@@ -710,7 +716,7 @@ impl FromStr for Name {
         }
         // The decoder's checks (digest lengths, component count) apply to URIs too,
         // so a name typed by a user is one that a peer would accept on the wire.
-        Name::from_value(Bytes::from(buf)).map_err(|e| if e == WireError::TooLarge { e } else { WireError::BadUri })
+        Name::from_value(Bytes::from(buf)).map_err(|e| if e == WireError::TooLarge { e } else { WireError::BadUri("not a name the NDN decoder accepts") })
     }
 }
 
@@ -858,7 +864,27 @@ mod tests {
 
     #[test]
     fn non_ascii_digest_uri_is_an_error_not_a_panic() {
-        assert_eq!("/sha256digest=a\u{e9}b".parse::<Name>(), Err(WireError::BadUri));
+        assert!(matches!("/sha256digest=a\u{e9}b".parse::<Name>(), Err(WireError::BadUri(_))));
+    }
+
+    /// A URI that does not parse says which rule it broke.
+    #[test]
+    fn a_bad_uri_says_what_is_wrong() {
+        for (uri, says) in [
+            ("/a%zz", "% must be followed by two hexadecimal digits"),
+            ("/a%4", "% must be followed by two hexadecimal digits"),
+            ("/seg=x", "take a decimal number"),
+            ("/v=18446744073709551616", "take a decimal number"),
+            ("/sha256digest=abc", "64 hexadecimal digits"),
+            ("/params-sha256=00", "64 hexadecimal digits"),
+            ("/0=x", "type number is 1 to 65535"),
+            ("/65536=x", "type number is 1 to 65535"),
+            ("/1=abc", "holds 32 bytes"),
+            ("/a/..", "three more"),
+        ] {
+            let e = uri.parse::<Name>().unwrap_err();
+            assert!(matches!(e, WireError::BadUri(_)) && e.to_string().contains(says), "{uri}: {e}");
+        }
     }
 
     #[test]
