@@ -171,6 +171,13 @@ pub struct Cs {
     serve: bool,
     hits: u64,
     misses: u64,
+    /// The packet [`Cs::insert_indirect`] found last (its slab index), taken
+    /// again for the next entry of the same Data ([`Cs::cached_as`]).
+    indirect_target: u32,
+    /// Bytes of name [`Cs::insert_indirect`] has hashed, for the test that a
+    /// Data's name is hashed once however many entries it answers.
+    #[cfg(test)]
+    hashed: usize,
 }
 
 impl Cs {
@@ -197,6 +204,9 @@ impl Cs {
             serve: true,
             hits: 0,
             misses: 0,
+            indirect_target: NIL,
+            #[cfg(test)]
+            hashed: 0,
         }
     }
 
@@ -448,12 +458,39 @@ impl Cs {
         if !self.admitting() || prefix.len() >= data_name.len() || !prefix.is_prefix_of(data_name) {
             return;
         }
-        let Some(Slot::Direct(target)) = self.find(self.tag_of(data_name, data_name.len()), data_name.value()) else { return };
+        let Some(target) = self.cached_as(data_name) else { return };
         let tag = self.tag_of(prefix, prefix.len());
+        #[cfg(test)]
+        {
+            self.hashed += prefix.value().len();
+        }
         if self.find(tag, prefix.value()).is_none() && self.registered_under(tag, prefix.value()) != Some(target) {
             // A copy: the name of a received Interest is a view of its whole packet.
             self.add_indirect(target, Bytes::copy_from_slice(prefix.value()), tag);
         }
+    }
+
+    /// The slab index of the cached packet named `data_name`, for
+    /// [`Cs::insert_indirect`]. The engine calls that once per CanBePrefix
+    /// entry a Data answered, each time with the Data's name: hashing it
+    /// every time made the work the product of the name's length and the
+    /// entries' count. So the packet found is remembered, and taken again
+    /// while its name is `data_name`'s very bytes: the same memory (a packet
+    /// is cached in the buffer its name was decoded from), hence the same
+    /// name, whatever was cached or evicted since. A name elsewhere in
+    /// memory is looked up.
+    fn cached_as(&mut self, data_name: &Name) -> Option<u32> {
+        let value = data_name.value();
+        if self.direct.get_at(self.indirect_target).is_some_and(|d| std::ptr::eq(d.name(), value)) {
+            return Some(self.indirect_target);
+        }
+        #[cfg(test)]
+        {
+            self.hashed += value.len();
+        }
+        let Some(Slot::Direct(target)) = self.find(self.tag_of(data_name, data_name.len()), value) else { return None };
+        self.indirect_target = target;
+        Some(target)
     }
 
     /// The cached Data (its wire encoding) that satisfies `interest`, marking it
@@ -793,6 +830,34 @@ mod tests {
         assert_eq!(cs.indirect_len(), MAX_INDIRECT, "no more than the packet's bound");
         assert_eq!(get(&mut cs, "/a", true, false, 0).as_deref(), Some("/a/b/c/d/e/f"));
         assert_eq!(get(&mut cs, "/a/b/c/d", true, false, 0), None, "past the bound");
+    }
+
+    /// A Data answering several CanBePrefix entries has its name hashed once
+    /// for them, not once per entry (which made the work the product of the
+    /// name's length and the entries' count); a name that is not the cached
+    /// packet's own bytes is looked up, and one no longer cached is not found.
+    #[test]
+    fn a_data_answering_several_prefixes_is_hashed_once() {
+        let mut cs = Cs::new(1);
+        let uri = format!("/a/b/c/d/{}", "x".repeat(1000));
+        let d = data(&uri, None, b"");
+        cs.insert(&d, 0);
+        // Not /a/b/c/d: the parent the packet registered.
+        let prefixes = ["/", "/a", "/a/b", "/a/b/c"];
+        for p in prefixes {
+            cs.insert_indirect(&name(p), d.name());
+        }
+        assert_eq!(cs.indirect_len(), MAX_INDIRECT);
+        let prefix_bytes: usize = prefixes.iter().map(|p| name(p).value().len()).sum();
+        assert_eq!(cs.hashed, d.name().value().len() + prefix_bytes, "the Data's name once, each prefix once");
+
+        cs.insert(&data("/q/r", None, b""), 0);
+        assert_eq!((cs.len(), cs.indirect_len()), (1, 0), "/q/r took the packet's slot");
+        cs.insert_indirect(&name("/a"), d.name());
+        assert_eq!(cs.indirect_len(), 0, "{uri} is no longer cached");
+        cs.insert_indirect(&name("/"), &name("/q/r"));
+        assert_eq!(cs.indirect_len(), 1, "/q/r found by a name of its own bytes");
+        assert_eq!(get(&mut cs, "/", true, false, 0).as_deref(), Some("/q/r"));
     }
 
     /// An indirect entry keeps a copy of its name, not a view of the

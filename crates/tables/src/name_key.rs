@@ -45,16 +45,23 @@ impl NameHasher {
         NameHasher(RandomState::default())
     }
 
+    /// The hash of the name whose encoded components are `value`, for a
+    /// caller that holds a prefix's bytes already (it checks their length).
+    #[inline]
+    pub(crate) fn encoded(&self, value: &[u8]) -> u64 {
+        self.0.hash_one(value)
+    }
+
     /// The hash of `name`'s first `len` components (at most its length).
     #[inline]
     pub fn prefix(&self, name: &Name, len: usize) -> u64 {
-        self.0.hash_one(name.prefix_value(len))
+        self.encoded(name.prefix_value(len))
     }
 
     /// The hash of the whole `name`.
     #[inline]
     pub fn full(&self, name: &Name) -> u64 {
-        self.0.hash_one(name.value().as_ref())
+        self.encoded(name.value())
     }
 
     /// `name`'s hash and its parent's. Always inlined (once per Data), as the

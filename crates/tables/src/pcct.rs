@@ -14,8 +14,11 @@
 //! A Data is looked for under each proper prefix of its name, for the
 //! CanBePrefix entries it satisfies. Hashing each prefix on its own costs the
 //! square of the name's length: a Data of 4,300 empty components (8.6 KB)
-//! took 0.36 s in the test build. So prefixes of up to `LONG_NAME` (32)
-//! components are hashed on their own, as every name is, and a CanBePrefix
+//! took 0.36 s in the test build, and one of 32 components of 250 bytes
+//! hashed 125 KB (8.5 µs). The tables' hash cannot be extended a component
+//! at a time (ahash mixes a slice's length in first and reads it from both
+//! ends), so prefixes of up to `LONG_NAME` (32) components and `LONG_BYTES`
+//! (256) bytes are hashed on their own, as every name is, and a CanBePrefix
 //! entry with a longer name is indexed under a hash fed its components one at
 //! a time, which a Data's walk carries along its name in one pass
 //! (`Pcct::long_matches`): matching is linear in the name (NFD's name tree
@@ -58,6 +61,29 @@ const INDEX_MASK: u32 = (1 << KIND_SHIFT) - 1;
 /// depth: longer names are rare, and the prefixes a Data hashes one by one
 /// are at most this many.
 const LONG_NAME: usize = 32;
+
+/// The most bytes (encoded components) of a CanBePrefix entry's name indexed
+/// under the name's own hash; a longer one is indexed under
+/// [`Pcct::long_tag`]. Bounds what a Data hashes prefix by prefix at about
+/// 32 × 256 bytes (one large component and 31 empty ones), one hash of the
+/// longest name a packet holds, where 32 components of 250 bytes hashed
+/// 125 KB, sixteen times the name. Names of CanBePrefix Interests
+/// (certificate, routing and application names) are nearly all shorter; one
+/// with a larger component (a sync protocol's state) takes the long-name
+/// path, as correct and linear, at a second walk per Interest.
+const LONG_BYTES: usize = 256;
+
+/// The encoded length of an implicit digest component (type, length and 32
+/// bytes): what a full name adds to its Data's name.
+const DIGEST_COMPONENT: usize = 34;
+
+/// Whether a CanBePrefix entry whose name has `components` components of
+/// `bytes` encoded bytes is indexed under [`Pcct::long_tag`]: one rule for
+/// the entry that stores it and the Data that looks for it.
+#[inline(always)]
+fn is_long(components: usize, bytes: usize) -> bool {
+    components > LONG_NAME || bytes > LONG_BYTES
+}
 
 impl Slot {
     /// The index value.
@@ -146,8 +172,8 @@ pub struct Pcct {
     pub pit: Pit,
     /// The cached Data; it holds the shared index.
     pub cs: Cs,
-    /// Seeds the hash of CanBePrefix names longer than [`LONG_NAME`]
-    /// components: keyed, as the names come from the network.
+    /// Seeds the hash of long CanBePrefix names ([`is_long`]): keyed, as
+    /// the names come from the network.
     long: ahash::RandomState,
     /// Bytes of name [`Pcct::matches`] has hashed, for the test that the
     /// work of matching a Data grows with its name's length, not its square.
@@ -169,10 +195,10 @@ impl Pcct {
         Pcct { pit: Pit::new(pit_capacity, now_ms), cs: Cs::with_hasher(cs_capacity, names), long: ahash::RandomState::new(), #[cfg(test)] hashed: Default::default() }
     }
 
-    /// The index tag of a CanBePrefix entry named `name`, of more than
-    /// [`LONG_NAME`] components: the hash of its components fed one at a
-    /// time, which [`Pcct::long_matches`] has for every prefix of a Data's
-    /// name in one pass.
+    /// The index tag of a CanBePrefix entry named `name`, a long one
+    /// ([`is_long`]): the hash of its components fed one at a time, which
+    /// [`Pcct::long_matches`] has for every prefix of a Data's name in one
+    /// pass.
     #[cold]
     #[inline(never)]
     fn long_tag(&self, name: &Name) -> u32 {
@@ -271,7 +297,7 @@ impl Pcct {
     fn probe(&mut self, interest: &Interest, hash: u64, now_ms: u64, ask_cache: bool) -> Result<Probe, u32> {
         debug_assert_eq!(hash, self.cs.names.full(&interest.name));
         let tag = LineIndex::tag(hash);
-        if interest.can_be_prefix && interest.name.len() > LONG_NAME {
+        if interest.can_be_prefix && is_long(interest.name.len(), interest.name.value().len()) {
             return self.probe_long(interest, tag, now_ms, ask_cache);
         }
         let (pending, cached) = self.pending_with_key(tag, interest.name.value(), interest.can_be_prefix, interest.must_be_fresh);
@@ -286,8 +312,8 @@ impl Pcct {
         Err(tag)
     }
 
-    /// [`Pcct::probe`] of a CanBePrefix Interest of more than [`LONG_NAME`]
-    /// components (whose name's tag is `tag`): its entries are under
+    /// [`Pcct::probe`] of a CanBePrefix Interest with a long name
+    /// ([`is_long`], tagged `tag`): its entries are under
     /// [`Pcct::long_tag`], its cached packet under `tag`, so it walks both.
     #[cold]
     #[inline(never)]
@@ -352,13 +378,17 @@ impl Pcct {
         let cached = self.walk(LineIndex::tag(hash), data.name().value(), ANY_SELECTORS, &mut push);
         if self.pit.prefix_entries > 0 {
             let name = data.name();
-            for len in 0..name.len().min(LONG_NAME + 1) {
-                let tag = LineIndex::tag(self.cs.names.prefix(name, len));
+            for len in 0..name.len() {
+                let prefix = name.prefix_value(len);
+                if is_long(len, prefix.len()) {
+                    break;
+                }
                 #[cfg(test)]
-                self.hashed.set(self.hashed.get() + name.prefix_value(len).len());
-                self.walk(tag, name.prefix_value(len), can_be_prefix(), &mut push);
+                self.hashed.set(self.hashed.get() + prefix.len());
+                self.walk(LineIndex::tag(self.cs.names.encoded(prefix)), prefix, can_be_prefix(), &mut push);
             }
-            if name.len() >= LONG_NAME {
+            let bytes = name.value().len();
+            if is_long(name.len(), bytes) || self.pit.digest_entries > 0 && is_long(name.len() + 1, bytes + DIGEST_COMPONENT) {
                 self.long_matches(data, hash, &mut push);
             }
         }
@@ -369,12 +399,12 @@ impl Pcct {
         cached
     }
 
-    /// [`Pcct::matches`] for the CanBePrefix entries longer than [`LONG_NAME`]
-    /// components that `data` (whose name hashes to `hash`) satisfies: those
-    /// named by a prefix of its name longer than that, the name itself or its
-    /// full name, each under its [`Pcct::long_tag`], computed for every
-    /// prefix in one pass. A tag that is the name's own (or its full name's)
-    /// was walked for every selector already.
+    /// [`Pcct::matches`] for the CanBePrefix entries with long names
+    /// ([`is_long`]) that `data` (whose name hashes to `hash`, and whose full
+    /// name is long) satisfies: those named by a long prefix of its name, the
+    /// name itself or its full name, each under its [`Pcct::long_tag`],
+    /// computed for every prefix in one pass. A tag that is the name's own
+    /// (or its full name's) was walked for every selector already.
     #[cold]
     #[inline(never)]
     fn long_matches(&self, data: &Data, hash: u64, push: &mut impl FnMut(u32) -> bool) {
@@ -382,7 +412,7 @@ impl Pcct {
         let value = name.value();
         let mut tags = self.long_tags(name);
         for (i, (end, tag)) in (&mut tags).enumerate() {
-            if i >= LONG_NAME && (end < value.len() || tag != LineIndex::tag(hash)) {
+            if is_long(i + 1, end) && (end < value.len() || tag != LineIndex::tag(hash)) {
                 self.walk(tag, &value[..end], can_be_prefix(), &mut *push);
             }
         }
@@ -401,7 +431,7 @@ impl Pcct {
 
     /// The pending entry with exactly this key.
     pub fn find(&self, name: &trajan_wire::Name, can_be_prefix: bool, must_be_fresh: bool) -> Option<PitId> {
-        let tag = if can_be_prefix && name.len() > LONG_NAME { self.long_tag(name) } else { LineIndex::tag(self.cs.names.full(name)) };
+        let tag = if can_be_prefix && is_long(name.len(), name.value().len()) { self.long_tag(name) } else { LineIndex::tag(self.cs.names.full(name)) };
         let (pending, _) = self.pending_with_key(tag, name.value(), can_be_prefix, must_be_fresh);
         pending.map(|i| self.pit.id_at(i))
     }
@@ -612,9 +642,27 @@ mod tests {
     /// few times the name's own.
     #[test]
     fn a_data_of_thousands_of_components_is_matched_in_linear_time() {
+        assert_matched_in_linear_time(Name::from_components((0..4300).map(|_| (8u32, &b""[..]))));
+    }
+
+    /// So is one of 32 components of 250 bytes (8 KB), whose prefixes,
+    /// each hashed on its own, were 125 KB, and one whose first component
+    /// takes most of a packet and is followed by 31 empty ones (249 KB):
+    /// prefixes of more than [`LONG_BYTES`] are matched as long names are.
+    #[test]
+    fn a_data_of_large_components_is_matched_in_linear_time() {
+        let wide = [b'w'; 250];
+        assert_matched_in_linear_time(Name::from_components((0..LONG_NAME).map(|_| (8u32, &wide[..]))));
+        let large = [b'l'; 8000];
+        assert_matched_in_linear_time(Name::from_components(std::iter::once((8u32, &large[..])).chain((1..LONG_NAME).map(|_| (8u32, &b""[..])))));
+    }
+
+    /// Satisfies a Data named `long` with a CanBePrefix entry pending that it
+    /// does not match, and checks the bytes of name hashed for it: a few times
+    /// the name's own.
+    fn assert_matched_in_linear_time(long: Name) {
         let (mut t, names) = tables(10);
         probe(&mut t, &names, "/x", true, false, 0);
-        let long = Name::from_components((0..4300).map(|_| (8u32, &b""[..])));
         let d = data(&long.to_string(), None, b"");
         let (hash, key) = (names.full(d.name()), t.cs.prefetch_insert(d.name(), &names.key(d.name())));
         let mut out = Vec::new();
@@ -624,42 +672,56 @@ mod tests {
         assert!(t.hashed.get() <= 2 * bytes, "{} bytes hashed matching a name of {bytes}", t.hashed.get());
     }
 
-    /// CanBePrefix entries of more than [`LONG_NAME`] components, which are
-    /// indexed apart, aggregate, answer from the cache, are found and
-    /// removed, and are satisfied by the Data their Interests match (ndn-cxx's
-    /// rule: under the name, the name itself, or its full name), as shorter ones are.
+    /// A name of `n` components of 100 bytes: longer than [`LONG_BYTES`]
+    /// from 3 components on.
+    fn wide_uri(n: usize) -> String {
+        (0..n).map(|i| format!("/c{i}-{}", "w".repeat(96))).collect()
+    }
+
+    /// CanBePrefix entries of more than [`LONG_NAME`] components or
+    /// [`LONG_BYTES`], which are indexed apart, aggregate, answer from the
+    /// cache, are found and removed, and are satisfied by the Data their
+    /// Interests match (ndn-cxx's rule: under the name, the name itself, or
+    /// its full name), as shorter ones are.
     #[test]
     fn long_can_be_prefix_entries_are_kept_and_matched_like_short_ones() {
+        check_long_entries(long_uri, LONG_NAME + 3);
+        check_long_entries(wide_uri, 3);
+    }
+
+    /// [`long_can_be_prefix_entries_are_kept_and_matched_like_short_ones`]
+    /// with names `uri(n)`, long from `n` components on.
+    fn check_long_entries(uri: fn(usize) -> String, n: usize) {
+        assert!(is_long(n, name(&uri(n)).value().len()));
         let (mut t, names) = tables(10);
-        let n = LONG_NAME + 3;
-        let exact = data(&long_uri(n), Some(1000), b"");
-        let Probe::Inserted(mbf) = probe(&mut t, &names, &long_uri(n), true, true, 0) else { panic!("new") };
-        let Probe::Inserted(any) = probe(&mut t, &names, &long_uri(n), true, false, 0) else { panic!("new") };
-        let Probe::Inserted(plain) = probe(&mut t, &names, &long_uri(n), false, false, 0) else { panic!("new") };
+        let exact = data(&uri(n), Some(1000), b"");
+        let Probe::Inserted(mbf) = probe(&mut t, &names, &uri(n), true, true, 0) else { panic!("new") };
+        let Probe::Inserted(any) = probe(&mut t, &names, &uri(n), true, false, 0) else { panic!("new") };
+        let Probe::Inserted(plain) = probe(&mut t, &names, &uri(n), false, false, 0) else { panic!("new") };
         let Probe::Inserted(full) = probe(&mut t, &names, &exact.full_name().to_string(), true, false, 0) else { panic!("new") };
-        assert_eq!(probe(&mut t, &names, &long_uri(n), true, true, 0), Probe::Found(mbf), "aggregates");
+        assert_eq!(probe(&mut t, &names, &uri(n), true, true, 0), Probe::Found(mbf), "aggregates");
         assert_eq!(probe(&mut t, &names, &exact.full_name().to_string(), true, false, 0), Probe::Found(full));
-        assert_eq!(t.find(&name(&long_uri(n)), true, false), Some(any));
-        assert_eq!(t.find(&name(&long_uri(n + 1)), true, false), None);
+        assert_eq!(t.find(&name(&uri(n)), true, false), Some(any));
+        assert_eq!(t.find(&name(&uri(n + 1)), true, false), None);
         assert_indexed_once(&t);
 
         assert_eq!(matched(&t, &names, &exact), sorted(vec![mbf, any, plain, full]), "the name and its full name");
         for longer in [n + 1, n + 40] {
-            assert_eq!(matched(&t, &names, &data(&long_uri(longer), None, b"")), sorted(vec![mbf, any]), "{longer} components");
+            assert_eq!(matched(&t, &names, &data(&uri(longer), None, b"")), sorted(vec![mbf, any]), "{longer} components");
         }
-        assert_eq!(matched(&t, &names, &data(&long_uri(n), None, b"other")), sorted(vec![mbf, any, plain]), "another packet of the name");
-        for other in [long_uri(n - 1), format!("{}/z", long_uri(n - 1))] {
+        assert_eq!(matched(&t, &names, &data(&uri(n), None, b"other")), sorted(vec![mbf, any, plain]), "another packet of the name");
+        for other in [uri(n - 1), format!("{}/z", uri(n - 1))] {
             assert_eq!(matched(&t, &names, &data(&other, None, b"")), [], "{other}");
         }
 
         assert_eq!(satisfy(&mut t, &names, &exact, true, 0), 4);
         assert!(t.pit.is_empty());
-        assert_eq!(probe(&mut t, &names, &long_uri(n), true, true, 10), Probe::Cached(exact.wire().clone()), "the cache answers a long CanBePrefix Interest");
-        assert_eq!(probe(&mut t, &names, &long_uri(n - 1), true, false, 10), Probe::Cached(exact.wire().clone()), "and its parent");
-        let Probe::Inserted(id) = probe(&mut t, &names, &long_uri(n + 5), true, false, 10) else { panic!("new") };
+        assert_eq!(probe(&mut t, &names, &uri(n), true, true, 10), Probe::Cached(exact.wire().clone()), "the cache answers a long CanBePrefix Interest");
+        assert_eq!(probe(&mut t, &names, &uri(n - 1), true, false, 10), Probe::Cached(exact.wire().clone()), "and its parent");
+        let Probe::Inserted(id) = probe(&mut t, &names, &uri(n + 5), true, false, 10) else { panic!("new") };
         assert!(t.remove(id).is_some());
         assert_indexed_once(&t);
-        assert_eq!(t.find(&name(&long_uri(n + 5)), true, false), None);
+        assert_eq!(t.find(&name(&uri(n + 5)), true, false), None);
     }
 
     proptest! {
@@ -672,30 +734,63 @@ mod tests {
             tail in crate::test_util::arb_name(2),
             entries in proptest::collection::vec((LONG_NAME - 3..LONG_NAME + 4, any::<bool>(), any::<bool>(), 0u8..5), 0..30),
         ) {
-            let (mut t, names) = tables(0);
             let data_uri = format!("{}{}", long_uri(data_len), if tail.is_empty() { String::new() } else { tail.to_string() });
             let d = data(&data_uri, None, b"");
-            let mut live: Vec<(PitId, Interest)> = Vec::new();
-            for (len, cbp, mbf, kind) in entries {
+            check_matches(&d, entries.into_iter().map(|(len, cbp, mbf, kind)| {
                 let n = match kind {
                     0 => d.full_name(),
                     1 => d.name().clone(),
                     2 => name(&format!("{}/z", long_uri(len))),
                     _ => name(&long_uri(len)),
                 };
-                let i = interest(&n, cbp, mbf);
-                let (id, new) = t.find_or_insert(&i, 0).unwrap();
-                if new {
-                    live.push((id, i));
-                }
-            }
-            assert_indexed_once(&t);
-            let expect = live.iter().filter(|(_, i)| crate::test_util::matches_data(i, &d)).map(|(id, _)| *id).collect();
-            prop_assert_eq!(matched(&t, &names, &d), sorted(expect));
-            for (id, i) in &live {
-                prop_assert_eq!(t.find(&i.name, i.can_be_prefix, i.must_be_fresh), Some(*id));
+                (n, cbp, mbf)
+            }))?;
+        }
+
+        /// The same around [`LONG_BYTES`]: a few components of up to 120
+        /// bytes put the Data's prefixes, its name and its full name on
+        /// either side of the bound.
+        #[test]
+        fn matches_around_the_long_bytes_bound_agree_with_reference(
+            sizes in proptest::collection::vec(0usize..120, 1..6),
+            entries in proptest::collection::vec((0usize..7, any::<bool>(), any::<bool>(), 0u8..5), 0..30),
+        ) {
+            let fill = [b'w'; 120];
+            let d = data(&Name::from_components(sizes.iter().map(|&n| (8u32, &fill[..n]))).to_string(), None, b"");
+            check_matches(&d, entries.into_iter().map(|(len, cbp, mbf, kind)| {
+                let prefix = d.name().prefix(len.min(d.name().len()));
+                let n = match kind {
+                    0 => d.full_name(),
+                    1 => d.name().clone(),
+                    2 => prefix.append(8, b"z"),
+                    _ => prefix,
+                };
+                (n, cbp, mbf)
+            }))?;
+        }
+    }
+
+    /// Enters an Interest for each of `entries` (name, CanBePrefix,
+    /// MustBeFresh) and checks that `d` matches exactly the entries whose
+    /// Interest matches it by ndn-cxx's rule, each once, and that each entry
+    /// is found by its key.
+    fn check_matches(d: &Data, entries: impl Iterator<Item = (Name, bool, bool)>) -> Result<(), TestCaseError> {
+        let (mut t, names) = tables(0);
+        let mut live: Vec<(PitId, Interest)> = Vec::new();
+        for (n, cbp, mbf) in entries {
+            let i = interest(&n, cbp, mbf);
+            let (id, new) = t.find_or_insert(&i, 0).unwrap();
+            if new {
+                live.push((id, i));
             }
         }
+        assert_indexed_once(&t);
+        let expect = live.iter().filter(|(_, i)| crate::test_util::matches_data(i, d)).map(|(id, _)| *id).collect();
+        prop_assert_eq!(matched(&t, &names, d), sorted(expect));
+        for (id, i) in &live {
+            prop_assert_eq!(t.find(&i.name, i.can_be_prefix, i.must_be_fresh), Some(*id));
+        }
+        Ok(())
     }
 
     #[derive(Debug, Clone)]
