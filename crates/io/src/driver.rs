@@ -24,7 +24,7 @@ use crate::inbound::{classify, is_network_packet_frame, is_one_network_packet, I
 use crate::listen::{self, SocketFile};
 use crate::reassembly::{Budget, Reassembler};
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
-use crate::udp::{Datagram, Outgoing, SendResult, UdpChannel, WorkerPort};
+use crate::udp::{Datagram, Outgoing, SendResult, SocketError, UdpChannel, WorkerPort};
 use crate::uri::{self, Scheme};
 use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, HashPorts, IoConfig, IoError, IoEvent, IoStats, Persistency, FACE_QUEUE_RESERVE, FIRST_FACE_ID, MAX_FRAME_SIZE, TCP_CONNECT_TIMEOUT};
 
@@ -287,7 +287,7 @@ pub struct Io {
     /// its stream face closes.
     queued: usize,
     // Scratch space kept between calls to avoid allocating per poll.
-    readiness: Vec<(Token, bool, bool)>,
+    readiness: Vec<(Token, bool, bool, bool)>,
     datagrams: Vec<Datagram>,
     frames: Vec<Bytes>,
 }
@@ -320,7 +320,7 @@ impl Io {
         };
         let mut udp = Vec::new();
         for addr in &cfg.udp_listen {
-            let mut ch = UdpChannel::new(listen::udp(*addr)?, cfg.burst).map_err(os("read a UDP socket's address"))?;
+            let mut ch = UdpChannel::new(listen::udp_channel(*addr)?, cfg.burst).map_err(os("read a UDP socket's address"))?;
             ch.watch(poll.registry(), token()).map_err(os("register a UDP socket"))?;
             udp.push(ch);
         }
@@ -516,10 +516,13 @@ impl Io {
         }
         let mut readiness = mem::take(&mut self.readiness);
         readiness.extend(self.mio_events.iter().map(|e| {
-            (e.token(), e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable() || e.is_write_closed())
+            (e.token(), e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable() || e.is_write_closed(), e.is_error())
         }));
         let now = Instant::now();
-        for &(token, readable, writable) in &readiness {
+        for &(token, readable, writable, error) in &readiness {
+            if let (true, Source::Udp(i)) = (error, self.source(token)) {
+                self.udp[i].errors_pending = true;
+            }
             if readable {
                 self.ready.insert(token);
             }
@@ -1049,17 +1052,64 @@ impl Io {
         }
     }
 
-    /// Reads one burst from a UDP channel; returns whether more may be waiting.
+    /// Reads one burst from a UDP channel, and its error queue when the socket
+    /// reported an error; returns whether more may be waiting.
     fn receive_udp(&mut self, channel: usize, now: Instant, events: &mut Vec<IoEvent>) -> bool {
         let mut datagrams = mem::take(&mut self.datagrams);
-        let more = self.udp[channel].recv_batch(&mut datagrams).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, local = %self.udp[channel].local, "UDP receive failed");
-            false
+        let ch = &mut self.udp[channel];
+        let mut more = ch.recv_batch(&mut datagrams).unwrap_or_else(|_| {
+            // Most likely the error an ICMP message left on the socket, which
+            // this read took in place of the datagrams waiting behind it: read
+            // them now (no new readiness would be reported for them), and the
+            // error's entry in the queue.
+            ch.errors_pending = true;
+            ch.recv_batch(&mut datagrams).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, local = %ch.local, "UDP receive failed");
+                false
+            })
         });
+        if self.udp[channel].errors_pending {
+            more |= self.receive_udp_errors(channel, events);
+        }
         for d in datagrams.drain(..) {
             self.on_datagram(channel, d, now, events);
         }
         self.datagrams = datagrams;
+        more
+    }
+
+    /// Reads up to a batch of a UDP channel's error queue; returns whether more
+    /// may wait. A port unreachable for a peer closes its on-demand or
+    /// persistent face as the idle timeout does, with `FaceDown` (so routes
+    /// through it go), as NFD's unicast UDP transport fails on a socket error:
+    /// a killed producer's face would otherwise draw Interests, best-route
+    /// choosing it over a live next hop, until it idled out. A permanent face
+    /// stays, as NFD's ignores the error, and the error is counted. Any other
+    /// entry is counted and dropped.
+    fn receive_udp_errors(&mut self, channel: usize, events: &mut Vec<IoEvent>) -> bool {
+        let mut errors = Vec::new();
+        let ch = &mut self.udp[channel];
+        let more = ch.recv_errors(&mut errors);
+        ch.errors_pending = more;
+        for error in errors {
+            let SocketError::PortUnreachable(to) = error else {
+                self.stats.udp_errors_ignored += 1;
+                continue;
+            };
+            match self.udp_face(channel, to).and_then(|id| self.faces.get(&id)) {
+                Some(f) if f.info.persistency == Persistency::Permanent => {
+                    self.stats.unreachable_kept += 1;
+                    tracing::debug!(face = f.info.id, %to, "permanent UDP face kept: its peer's port is unreachable");
+                }
+                Some(f) => {
+                    let id = f.info.id;
+                    self.stats.unreachable_closes += 1;
+                    tracing::debug!(face = id, %to, "UDP face closed: its peer's port is unreachable");
+                    self.close_face(id, Some(events));
+                }
+                None => self.stats.udp_errors_ignored += 1,
+            }
+        }
         more
     }
 
@@ -1111,10 +1161,19 @@ impl Io {
     fn flush_udp(&mut self, channel: usize) {
         let batch = self.cfg.burst.clamp(1, 1024);
         let ch = &mut self.udp[channel];
+        // A refusal may be the error an ICMP message for an earlier datagram
+        // left on the socket (IP_RECVERR), which the kernel reports on this
+        // send and clears, having sent nothing: the datagram gets one more try
+        // before it is dropped as refused itself.
+        let mut retried = false;
         while !ch.blocked && !ch.tx.is_empty() {
             let (sent, dropped) = match ch.send_batch(batch) {
                 SendResult::Sent(0) => break,
                 SendResult::Sent(n) => (n, 0),
+                SendResult::Refused(_) if !retried => {
+                    retried = true;
+                    continue;
+                }
                 SendResult::Refused(e) => {
                     tracing::debug!(error = %e, to = %ch.tx[0].to, "UDP send refused");
                     (0, 1)
@@ -1128,6 +1187,7 @@ impl Io {
                     break;
                 }
             };
+            retried = false;
             for (i, o) in ch.tx.drain_front(sent + dropped).enumerate() {
                 // Taken off the total whether or not the face is still there.
                 self.queued -= o.pkt.len();

@@ -189,6 +189,19 @@ pub struct IoStats {
     /// a peer that stops reading would otherwise hold its queue, and its share
     /// of [`IoConfig::queue_bytes`], for ever.
     pub stalled_streams: u64,
+    /// UDP faces closed because a datagram sent to their peer met an ICMP port
+    /// unreachable: nothing listens there any more (a killed producer), and
+    /// its routes would otherwise keep drawing Interests until the face idled
+    /// out. On-demand and persistent faces close, with [`IoEvent::FaceDown`],
+    /// as NFD's unicast UDP faces fail on a socket error.
+    pub unreachable_closes: u64,
+    /// ICMP port unreachables for the peers of permanent UDP faces, which stay
+    /// open as NFD's do: a permanent face is meant to outlive its peer's restarts.
+    pub unreachable_kept: u64,
+    /// Entries of the UDP channels' error queues that close no face: other ICMP
+    /// errors (a host or network unreachable may pass), errors of this host's
+    /// own, errors for an address with no face, and entries that cannot be read.
+    pub udp_errors_ignored: u64,
 }
 
 /// What [`Io::poll`] reports.
@@ -197,9 +210,10 @@ pub enum IoEvent {
     /// A peer appeared (UDP datagram from a new address, accepted connection).
     /// Faces made by [`Io::create_face`] are returned there instead.
     FaceUp(FaceInfo),
-    /// A face closed by itself (idle, EOF, error, corrupt stream). Faces removed by
-    /// [`Io::destroy_face`] report nothing, and a permanent TCP face this side
-    /// dialed does not close: it redials.
+    /// A face closed by itself (idle, EOF, error, a UDP peer's port
+    /// unreachable, corrupt stream). Faces removed by [`Io::destroy_face`]
+    /// report nothing, and a permanent TCP face this side dialed does not
+    /// close: it redials.
     FaceDown(FaceId),
     /// A TCP connection [`Io::create_face`] started (or a permanent face's
     /// redial) is established: the face carries packets from now on. Comes

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use nix::sys::socket::{setsockopt, sockopt};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::IoError;
@@ -40,6 +41,20 @@ pub(crate) fn udp(addr: SocketAddr) -> Result<mio::net::UdpSocket, IoError> {
     };
     let s = open().map_err(|error| IoError::Bind { proto: "udp", addr, error })?;
     Ok(mio::net::UdpSocket::from_std(s.into()))
+}
+
+/// Binds a UDP channel socket that the I/O thread reads, with the ICMP errors
+/// its datagrams meet queued on it (IP_RECVERR / IPV6_RECVERR), each with the
+/// destination it was for: on a socket shared by every face and connected to
+/// none, that queue is the only way to learn that a peer's port closed (a
+/// killed producer), so that its face can close rather than draw Interests
+/// until it idles out. The hash face's ports do without: their workers never
+/// read the queue, and entries left there take the receive buffer's room.
+pub(crate) fn udp_channel(addr: SocketAddr) -> Result<mio::net::UdpSocket, IoError> {
+    let sock = udp(addr)?;
+    let on = if addr.is_ipv4() { setsockopt(&sock, sockopt::Ipv4RecvErr, &true) } else { setsockopt(&sock, sockopt::Ipv6RecvErr, &true) };
+    on.map_err(|e| IoError::Bind { proto: "udp", addr, error: e.into() })?;
+    Ok(sock)
 }
 
 /// Tries to find `count` free consecutive ports when the kernel picks the first.

@@ -2,6 +2,11 @@
 //! family, read with `recvmmsg` and written with `sendmmsg` so that a burst of
 //! datagrams costs one system call rather than one each. A [`WorkerPort`] is the
 //! same channel code on a port of the UDP-port-by-hash face, driven by its worker.
+//!
+//! A channel the I/O thread reads also learns, from its socket's error queue
+//! (IP_RECVERR), which peers' ports turned out closed: with one unconnected
+//! socket for every face, an ICMP port unreachable reaches the channel only
+//! there, and only the queue says which destination it was for.
 
 use std::io::{self, IoSlice, IoSliceMut};
 use std::net::SocketAddr;
@@ -9,8 +14,8 @@ use std::os::fd::AsRawFd;
 
 use bytes::Bytes;
 use nix::errno::Errno;
-use nix::sys::socket::{recvmmsg, sendmmsg, MsgFlags, MultiHeaders, SockaddrStorage};
-
+use nix::libc;
+use nix::sys::socket::{recvmmsg, recvmsg, sendmmsg, ControlMessageOwned, MsgFlags, MultiHeaders, SockaddrStorage};
 
 use crate::inbound::{is_fragment, is_one_network_packet};
 use crate::send_queue::{SendQueue, Waiting};
@@ -19,6 +24,46 @@ use crate::{FaceId, MAX_FRAME_SIZE};
 /// Receive slot per datagram: one byte more than the largest accepted, so an
 /// oversized datagram is seen as such instead of silently cut to size.
 const SLOT: usize = MAX_FRAME_SIZE + 1;
+
+/// Most entries of a socket's error queue read in one go: a flood of ICMP
+/// errors (forged ones included) then costs each poll a bounded amount of
+/// work, like a burst of datagrams, and the rest waits for the next poll.
+const ERROR_BATCH: usize = 64;
+
+/// ICMP's destination unreachable and its port unreachable code (RFC 792).
+const ICMP_DEST_UNREACH: u8 = 3;
+const ICMP_PORT_UNREACH: u8 = 3;
+/// ICMPv6's destination unreachable and its port unreachable code (RFC 4443).
+const ICMPV6_DEST_UNREACH: u8 = 1;
+const ICMPV6_PORT_UNREACH: u8 = 4;
+
+/// What one entry of a UDP socket's error queue reports.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum SocketError {
+    /// An ICMP or ICMPv6 port unreachable for a datagram sent to this address:
+    /// nothing listens there any more.
+    PortUnreachable(SocketAddr),
+    /// Anything else: another ICMP error (a host or network unreachable may
+    /// pass), a local error, or an entry that cannot be read.
+    Other,
+}
+
+impl SocketError {
+    /// Reads an entry from its extended error and the destination the kernel
+    /// gave with it; only an ICMP or ICMPv6 port unreachable with a destination
+    /// of the matching family is one.
+    fn from_entry(ee: &libc::sock_extended_err, to: Option<SocketAddr>) -> SocketError {
+        let port_unreachable = match (ee.ee_origin, to) {
+            (libc::SO_EE_ORIGIN_ICMP, Some(SocketAddr::V4(_))) => (ee.ee_type, ee.ee_code) == (ICMP_DEST_UNREACH, ICMP_PORT_UNREACH),
+            (libc::SO_EE_ORIGIN_ICMP6, Some(SocketAddr::V6(_))) => (ee.ee_type, ee.ee_code) == (ICMPV6_DEST_UNREACH, ICMPV6_PORT_UNREACH),
+            _ => false,
+        };
+        match to {
+            Some(to) if port_unreachable => SocketError::PortUnreachable(to),
+            _ => SocketError::Other,
+        }
+    }
+}
 
 /// One received datagram.
 #[derive(Debug)]
@@ -77,6 +122,10 @@ pub(crate) struct UdpChannel {
     pub worker_owned: bool,
     /// Registered with the I/O thread's poller ([`UdpChannel::watch`]).
     registered: bool,
+    /// The socket reported an error (EPOLLERR, or a read that failed), so its
+    /// error queue is to be read ([`UdpChannel::recv_errors`]); steady traffic
+    /// costs no look at the queue.
+    pub errors_pending: bool,
     rx_buf: Box<[u8]>,
 }
 
@@ -91,6 +140,7 @@ impl UdpChannel {
             blocked: false,
             worker_owned: false,
             registered: false,
+            errors_pending: false,
             rx_buf: vec![0; burst.max(1) * SLOT].into_boxed_slice(),
         })
     }
@@ -142,6 +192,36 @@ impl UdpChannel {
             out.push(Datagram { from, data, len: msg.bytes });
         }
         Ok(n == slots)
+    }
+
+    /// Reads up to [`ERROR_BATCH`] entries of the socket's error queue into
+    /// `out`; returns whether more may wait. Each read also clears the error
+    /// the entry left on the socket, which would otherwise fail the next
+    /// receive or send in place of its datagram.
+    pub(crate) fn recv_errors(&self, out: &mut Vec<SocketError>) -> bool {
+        let mut cmsg = nix::cmsg_space!(libc::sock_extended_err, libc::sockaddr_in6);
+        for _ in 0..ERROR_BATCH {
+            let mut iov: [IoSliceMut<'_>; 0] = [];
+            // The offending datagram's payload is not wanted: with no room for
+            // it the kernel only flags it cut short.
+            let msg = match recvmsg::<SockaddrStorage>(self.sock.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::MSG_ERRQUEUE | MsgFlags::MSG_DONTWAIT) {
+                Ok(msg) => msg,
+                Err(Errno::EAGAIN) => return false,
+                Err(e) => {
+                    tracing::warn!(error = %e, local = %self.local, "UDP error queue read failed");
+                    return false;
+                }
+            };
+            let to = msg.address.as_ref().and_then(to_std);
+            let ee = msg.cmsgs().ok().and_then(|mut cmsgs| {
+                cmsgs.find_map(|c| match c {
+                    ControlMessageOwned::Ipv4RecvErr(ee, _) | ControlMessageOwned::Ipv6RecvErr(ee, _) => Some(ee),
+                    _ => None,
+                })
+            });
+            out.push(ee.map_or(SocketError::Other, |ee| SocketError::from_entry(&ee, to)));
+        }
+        true
     }
 
     /// Sends up to `max` queued datagrams with one `sendmmsg`. Does not pop them:
@@ -222,5 +302,33 @@ fn to_std(addr: &SockaddrStorage) -> Option<SocketAddr> {
         Some(SocketAddr::V4((*v4).into()))
     } else {
         addr.as_sockaddr_in6().map(|v6| SocketAddr::V6((*v6).into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(origin: u8, ty: u8, code: u8) -> libc::sock_extended_err {
+        libc::sock_extended_err { ee_errno: libc::ECONNREFUSED as u32, ee_origin: origin, ee_type: ty, ee_code: code, ee_pad: 0, ee_info: 0, ee_data: 0 }
+    }
+
+    #[test]
+    fn only_a_port_unreachable_with_its_destination_names_a_peer() {
+        let v4: SocketAddr = "127.0.0.1:6363".parse().unwrap();
+        let v6: SocketAddr = "[::1]:6363".parse().unwrap();
+        let port4 = entry(libc::SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, ICMP_PORT_UNREACH);
+        let port6 = entry(libc::SO_EE_ORIGIN_ICMP6, ICMPV6_DEST_UNREACH, ICMPV6_PORT_UNREACH);
+        assert_eq!(SocketError::from_entry(&port4, Some(v4)), SocketError::PortUnreachable(v4));
+        assert_eq!(SocketError::from_entry(&port6, Some(v6)), SocketError::PortUnreachable(v6));
+        // No destination, or one of the other family: nothing to close.
+        assert_eq!(SocketError::from_entry(&port4, None), SocketError::Other);
+        assert_eq!(SocketError::from_entry(&port4, Some(v6)), SocketError::Other);
+        assert_eq!(SocketError::from_entry(&port6, Some(v4)), SocketError::Other);
+        // A host unreachable may pass; a local error is this side's.
+        assert_eq!(SocketError::from_entry(&entry(libc::SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, 1), Some(v4)), SocketError::Other);
+        assert_eq!(SocketError::from_entry(&entry(libc::SO_EE_ORIGIN_ICMP6, ICMPV6_DEST_UNREACH, 3), Some(v6)), SocketError::Other);
+        assert_eq!(SocketError::from_entry(&entry(libc::SO_EE_ORIGIN_LOCAL, 0, 0), Some(v4)), SocketError::Other);
+        assert_eq!(SocketError::from_entry(&entry(0xff, ICMP_DEST_UNREACH, ICMP_PORT_UNREACH), Some(v4)), SocketError::Other);
     }
 }

@@ -360,6 +360,94 @@ fn idle_on_demand_udp_faces_expire_but_persistent_ones_stay() {
     assert!(!went_down(&events, persistent.id));
 }
 
+/// An address on `ip` where nothing listens any more: a socket's, closed.
+fn closed_port(ip: &str) -> SocketAddr {
+    let gone = UdpSocket::bind((ip, 0)).unwrap();
+    gone.local_addr().unwrap()
+}
+
+/// Sends one packet on `face` and hands it to the kernel.
+fn send_now(io: &mut Io, face: FaceId, pkt: Bytes) {
+    io.send(face, pkt);
+    io.flush();
+}
+
+#[test]
+fn a_udp_face_whose_peer_port_closed_goes_down_unless_permanent() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (udp, _) = addrs(&io);
+    let mut events = Vec::new();
+
+    // A peer that opened an on-demand face, then was killed.
+    let peer = udp_peer();
+    peer.send_to(&interest("/producer/hello"), udp).unwrap();
+    poll_until(&mut io, &mut events, |ev| !face_ups(ev).is_empty());
+    let on_demand = face_ups(&events)[0].id;
+    drop(peer);
+    send_now(&mut io, on_demand, interest("/producer/a"));
+    poll_until(&mut io, &mut events, |ev| went_down(ev, on_demand));
+    assert!(io.face(on_demand).is_none());
+
+    // Faces management made: a persistent one closes the same way, a
+    // permanent one stays however often its peer is unreachable.
+    let persistent = io.create_face(&format!("udp4://{}", closed_port("127.0.0.1")), Persistency::Persistent).unwrap().id;
+    let permanent = io.create_face(&format!("udp4://{}", closed_port("127.0.0.1")), Persistency::Permanent).unwrap().id;
+    send_now(&mut io, persistent, interest("/producer/b"));
+    poll_until(&mut io, &mut events, |ev| went_down(ev, persistent));
+    for kept in 1..=3 {
+        send_now(&mut io, permanent, interest("/producer/c"));
+        poll_io_until(&mut io, &mut events, |io, _| io.stats().unreachable_kept == kept);
+    }
+    assert!(io.face(permanent).is_some());
+    assert!(!went_down(&events, permanent));
+    let s = io.stats();
+    assert_eq!((s.unreachable_closes, s.unreachable_kept, s.udp_errors_ignored), (2, 3, 0));
+}
+
+#[test]
+fn an_unreachable_peer_costs_other_peers_nothing() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (udp, _) = addrs(&io);
+    let live = udp_peer();
+    let face = io.create_face(&format!("udp4://{}", live.local_addr().unwrap()), Persistency::Persistent).unwrap().id;
+    let dead = io.create_face(&format!("udp4://{}", closed_port("127.0.0.1")), Persistency::Permanent).unwrap().id;
+    // The error the dead peer's port leaves on the shared socket must not take
+    // the place of the next datagram, in the same `sendmmsg` or the next one.
+    send_now(&mut io, dead, interest("/dead/1"));
+    send_now(&mut io, face, interest("/live/1"));
+    io.send(dead, interest("/dead/2"));
+    io.send(face, interest("/live/2"));
+    io.flush();
+    let mut buf = [0u8; 1000];
+    for name in ["/live/1", "/live/2"] {
+        let (n, _) = live.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], &interest(name)[..]);
+    }
+    let c = io.counters(face).unwrap();
+    assert_eq!((c.out_packets, c.dropped_out), (2, 0));
+    let mut events = Vec::new();
+    poll_io_until(&mut io, &mut events, |io, _| io.stats().unreachable_kept == 2);
+    // Nor the place of a datagram that arrived before it, in a receive.
+    live.send_to(&interest("/live/back"), udp).unwrap();
+    send_now(&mut io, dead, interest("/dead/3"));
+    poll_until(&mut io, &mut events, |ev| !packets_from(ev, face).is_empty());
+    poll_io_until(&mut io, &mut events, |io, _| io.stats().unreachable_kept == 3);
+    assert!(events.iter().all(|e| !matches!(e, IoEvent::FaceDown(_))), "{events:?}");
+}
+
+#[test]
+fn an_ipv6_udp_face_whose_peer_port_closed_goes_down() {
+    let Ok(mut io) = Io::new(IoConfig { udp_listen: vec!["[::1]:0".parse().unwrap()], ..config(None) }) else {
+        eprintln!("no IPv6 loopback here; skipped");
+        return;
+    };
+    let face = io.create_face(&format!("udp6://{}", closed_port("::1")), Persistency::Persistent).unwrap().id;
+    send_now(&mut io, face, interest("/producer/v6"));
+    let mut events = Vec::new();
+    poll_until(&mut io, &mut events, |ev| went_down(ev, face));
+    assert_eq!(io.stats().unreachable_closes, 1);
+}
+
 #[test]
 fn at_the_face_limit_an_idle_udp_peer_gives_way_to_a_tcp_one() {
     let evict_idle = Duration::from_millis(200);

@@ -725,13 +725,16 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
     text.push_str(&line("total", &ShardStats::sum(shards)));
     let s = io.stats();
     text.push_str(&format!(
-        "io thread: faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} idle-evictions={} stalled-streams={} queued-bytes={} reassembly-bytes={} reassembly-evictions={}\n",
+        "io thread: faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} idle-evictions={} stalled-streams={} unreachable-closes={} unreachable-kept={} udp-errors-ignored={} queued-bytes={} reassembly-bytes={} reassembly-evictions={}\n",
         io.faces().count(),
         s.unknown_peer_drops,
         s.corrupt_streams,
         s.face_limit_drops,
         s.idle_evictions,
         s.stalled_streams,
+        s.unreachable_closes,
+        s.unreachable_kept,
+        s.udp_errors_ignored,
         io.queued_bytes(),
         io.reassembly_held(),
         io.reassembly_evicted(),
