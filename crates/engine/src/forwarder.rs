@@ -40,6 +40,15 @@ pub struct EngineConfig {
     pub seed: u64,
     /// The FIB's first LPM stage; pbf-exp unless comparing variants (Caesar §6.3).
     pub fib_variant: FibVariant,
+    /// The producer regions this router is in (NFD's `tables.network_region`).
+    /// A ForwardingHint leads an Interest to its producer's region; once there,
+    /// the router must forward it by its name, which only routers inside the
+    /// region can route, or a default route toward the hint's delegation would
+    /// send it back out. An Interest is inside when one of its hint's first
+    /// [`MAX_FORWARDING_HINTS`] delegations is a prefix of one of these names,
+    /// NFD's test; it then loses its hint, as NFD strips it, so that the
+    /// routers further in forward it by name too.
+    pub network_regions: Vec<Name>,
 }
 
 impl Default for EngineConfig {
@@ -52,6 +61,7 @@ impl Default for EngineConfig {
             dead_nonce_capacity: 1 << 16,
             seed: 0x7a1a_u64,
             fib_variant: FibVariant::default(),
+            network_regions: Vec::new(),
         }
     }
 }
@@ -190,9 +200,10 @@ fn prefetch_answers(pcct: &Pcct, parsed: &[(usize, Parsed)]) {
     }
 }
 
-/// Delegations of a ForwardingHint looked up in the FIB, in order; the rest
-/// are ignored, as NDN-DPDK does: a hint of a few thousand empty names fits in
-/// one packet and would cost as many lookups.
+/// Delegations of a ForwardingHint looked up in the FIB, in order, and
+/// compared with the network regions; the rest are ignored, as NDN-DPDK does:
+/// a hint of a few thousand empty names fits in one packet and would cost as
+/// many lookups.
 pub const MAX_FORWARDING_HINTS: usize = 4;
 
 /// Most Interests whose FIB lookups are pipelined together (the burst size the
@@ -248,6 +259,8 @@ pub struct Forwarder<F: FibSource = Fib> {
     pub counters: ForwarderCounters,
     /// [`EngineConfig::max_lifetime_ms`].
     max_lifetime_ms: u64,
+    /// [`EngineConfig::network_regions`].
+    regions: Box<[Name]>,
     /// The hash of every exact-match table (PCCT, dead nonce list).
     names: NameHasher,
     rng: fastrand::Rng,
@@ -299,6 +312,7 @@ impl<F: FibSource> Forwarder<F> {
             faces: FaceTable::default(),
             counters: ForwarderCounters::default(),
             max_lifetime_ms: cfg.max_lifetime_ms,
+            regions: cfg.network_regions.clone().into_boxed_slice(),
             names,
             rng: fastrand::Rng::with_seed(cfg.seed),
             parsed: Vec::with_capacity(64),
@@ -534,7 +548,8 @@ impl<F: FibSource> Forwarder<F> {
             return None;
         }
         // The Interest as it goes upstream: the received one unless the HopLimit is
-        // decremented or a Nonce added, which needs a copy and a new encoding.
+        // decremented, a Nonce added or the ForwardingHint stripped, which needs a
+        // copy and a new encoding.
         // As in NFD, whatever the face: a local application's HopLimit counts
         // too, and one that reaches 0 may still go to local faces only.
         let decrement = received.hop_limit;
@@ -542,8 +557,15 @@ impl<F: FibSource> Forwarder<F> {
             self.counters.hop_limit_drops += 1;
             return None;
         }
+        // Inside its producer's region the Interest loses its ForwardingHint
+        // before it reaches the PIT, where NFD strips it, and so goes by name.
+        // Interests without a hint pay this one test: the region test in the
+        // hint's own branch below, after the PIT, cost them more (12 to 25
+        // instructions per exchange in the worst case, against 7.7 here), from
+        // how the packet loop's registers were allocated around its call.
+        let stripped = received.forwarding_hint.is_some() && self.reached_region(received);
         let mut modified;
-        let reencode = decrement.is_some() || received.nonce.is_none();
+        let reencode = decrement.is_some() || received.nonce.is_none() || stripped;
         let interest = if reencode {
             let mut i = received.clone();
             i.hop_limit = decrement.map(|h| h - 1).or(i.hop_limit);
@@ -627,18 +649,18 @@ impl<F: FibSource> Forwarder<F> {
         let waiting = Waiting { id, ingress, ingress_local: local, nonce, hop_limit: interest.hop_limit };
         if let Some(hint) = &interest.forwarding_hint {
             let name = self.pcct.pit.get(id).expect("present").name();
-            let dynamic = self.strategy_for(name) == StrategyKind::Dynamic;
+            let kind = self.strategy_for(name);
             let view = self.fib.view();
             let found = view.as_deref().and_then(|fib| route(fib, Some(hint), name));
             let nexthops: SmallVec<[NextHop; 4]> = found.map(|(_, e)| e.nexthops.clone()).unwrap_or_default();
             // The dynamic strategy counts it under the prefix that gave its
             // next hops: the hint's (a producer region), not its name's.
             let measure = match found {
-                Some((prefix, _)) if dynamic => self.measurements.entry(prefix.value(), now),
+                Some((prefix, _)) if kind == StrategyKind::Dynamic => self.measurements.entry(prefix.value(), now),
                 _ => NOT_MEASURED,
             };
             drop(view);
-            self.forward_new(now, &waiting, &nexthops, MeasureAt::Entry(measure), out);
+            self.forward_new(now, &waiting, &nexthops, MeasureAt::Hint(kind, measure), out);
             return None;
         }
         Some(waiting)
@@ -657,12 +679,15 @@ impl<F: FibSource> Forwarder<F> {
         // Gone when an earlier Interest of the same burst, from the same face, was
         // Nacked NoRoute and took the entry with it; that Nack answered this one too.
         let Some(entry) = self.pcct.pit.get(id) else { return };
-        let kind = self.strategy_for(entry.name());
+        let kind = match at {
+            MeasureAt::NamePrefix(_) => self.strategy_for(entry.name()),
+            MeasureAt::Hint(kind, _) => kind,
+        };
         let local_only = self.local_only(entry.name(), ingress_local);
         let measure = match kind {
             StrategyKind::Dynamic => match at {
                 MeasureAt::NamePrefix(j) => self.measurements.entry(entry.name().prefix_value(j), now),
-                MeasureAt::Entry(id) => id,
+                MeasureAt::Hint(_, id) => id,
             },
             _ => NOT_MEASURED,
         };
@@ -746,6 +771,23 @@ impl<F: FibSource> Forwarder<F> {
     fn fib_nexthops(&self, hint: Option<&Bytes>, name: &Name) -> SmallVec<[NextHop; 4]> {
         let Some(fib) = self.fib.view() else { return SmallVec::new() };
         route(&fib, hint, name).map(|(_, e)| e.nexthops.clone()).unwrap_or_default()
+    }
+
+    /// Whether `interest`'s ForwardingHint says it has reached its
+    /// producer's region ([`EngineConfig::network_regions`]), in which case
+    /// the hint is taken off: the Interest is then re-encoded without it, so
+    /// that its PIT entry sends it by name, a pinned next hop and retries
+    /// after a Nack included. Out of line: only a hinted Interest comes here.
+    #[cold]
+    #[inline(never)]
+    fn reached_region(&self, interest: &mut Interest) -> bool {
+        // A router in no region (the default) reads no delegation here.
+        let Some(hint) = interest.forwarding_hint.as_ref().filter(|_| !self.regions.is_empty()) else { return false };
+        let inside = delegations(hint).any(|d| self.regions.iter().any(|r| d.is_prefix_of(r)));
+        if inside {
+            interest.forwarding_hint = None;
+        }
+        inside
     }
 
     fn strategy_for(&self, name: &Name) -> StrategyKind {
@@ -937,27 +979,27 @@ impl<F: FibSource> Forwarder<F> {
 /// The FIB entry an Interest named `name` is forwarded by, with the prefix
 /// it is stored under: the first of its ForwardingHint delegations (`hint`,
 /// at most [`MAX_FORWARDING_HINTS`] looked up) whose entry has next hops (the
-/// way out of a region that has no route for the name), else its name's.
+/// way out of a region that has no route for the name), else its name's. A
+/// hint that reached this router's region is gone by then
+/// ([`Forwarder::reached_region`]), so it never overrides the name here.
 fn route<'f>(fib: &'f Fib, hint: Option<&Bytes>, name: &Name) -> Option<(FibPrefix<'f>, &'f FibEntry)> {
-    if let Some(hint) = hint {
-        let mut r = trajan_wire::tlv::TlvReader::new(hint.clone());
-        let mut delegations = 0;
-        while let Ok(e) = r.read() {
-            if e.typ != trajan_wire::types::NAME {
-                continue;
-            }
-            delegations += 1;
-            if delegations > MAX_FORWARDING_HINTS {
-                break;
-            }
-            if let Ok(n) = Name::from_value(e.value) {
-                if let Some(found) = fib.lpm(&n).filter(|(_, fe)| !fe.nexthops.is_empty()) {
-                    return Some(found);
-                }
-            }
+    for n in hint.into_iter().flat_map(delegations) {
+        if let Some(found) = fib.lpm(&n).filter(|(_, fe)| !fe.nexthops.is_empty()) {
+            return Some(found);
         }
     }
     fib.lpm(name)
+}
+
+/// The delegations of a ForwardingHint (its TLV-VALUE) that the router reads:
+/// the names among its first [`MAX_FORWARDING_HINTS`] Name elements (other
+/// elements are skipped; a Name that does not decode counts but is ignored).
+fn delegations(hint: &Bytes) -> impl Iterator<Item = Name> {
+    let mut r = trajan_wire::tlv::TlvReader::new(hint.clone());
+    std::iter::from_fn(move || r.read().ok())
+        .filter(|e| e.typ == trajan_wire::types::NAME)
+        .take(MAX_FORWARDING_HINTS)
+        .filter_map(|e| Name::from_value(e.value).ok())
 }
 
 /// Where the dynamic strategy counts a new Interest: under the FIB prefix
@@ -968,8 +1010,10 @@ enum MeasureAt {
     /// The first `n` components of the entry's name: the burst's lookup by
     /// name matched them (a prefix's entry is found only under the strategy).
     NamePrefix(usize),
-    /// An entry already found (a ForwardingHint's prefix), or [`NOT_MEASURED`].
-    Entry(MeasureId),
+    /// An entry already found (a ForwardingHint's prefix), or [`NOT_MEASURED`],
+    /// with the strategy the hint's path looked up to know whether to find it
+    /// (passed on, so the strategy table is not walked twice).
+    Hint(StrategyKind, MeasureId),
 }
 
 /// Ends the count of an Interest that leaves the PIT in the measurements of

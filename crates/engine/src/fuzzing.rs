@@ -42,7 +42,15 @@ const DEAD_NONCE_CAPACITY: usize = 16;
 const MAX_BURST: usize = 64;
 
 fn forwarder_under_test() -> Forwarder {
-    let cfg = EngineConfig { cs_capacity: CS_CAPACITY, pit_capacity: PIT_CAPACITY, dead_nonce_capacity: DEAD_NONCE_CAPACITY, ..Default::default() };
+    // In region /a/r: a hint of /a or /a/r arrives, and loses its hint.
+    let region = "/a/r".parse::<Name>().expect("static name");
+    let cfg = EngineConfig {
+        cs_capacity: CS_CAPACITY,
+        pit_capacity: PIT_CAPACITY,
+        dead_nonce_capacity: DEAD_NONCE_CAPACITY,
+        network_regions: vec![region],
+        ..Default::default()
+    };
     let mut f = Forwarder::new(&cfg, 0);
     for &id in &FACES[..KNOWN] {
         let local = id == 500;

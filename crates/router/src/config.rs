@@ -118,6 +118,10 @@ pub struct TablesConfig {
     pub dead_nonce_lifetime_ms: u64,
     /// FIB structure: `hash`, `pbf` or `pbf-exp` (Caesar's variants, for side-by-side runs).
     pub fib_variant: String,
+    /// Names of the producer regions this router is in (NFD's `tables.network_region`):
+    /// a ForwardingHint whose delegation is a prefix of one has brought its
+    /// Interest to its producer's region, where it must go by name (none by default).
+    pub network_regions: Vec<String>,
 }
 
 /// Forwarding threads (Augustus' sharded workers).
@@ -359,6 +363,15 @@ impl Config {
             .fib_variant
             .parse::<trajan_tables::FibVariant>()
             .map_err(|e| invalid("tables.fib_variant", e))?;
+        for (i, r) in self.tables.network_regions.iter().enumerate() {
+            let key = format!("tables.network_regions[{i}]");
+            match r.parse::<trajan_wire::Name>() {
+                Err(e) => return Err(invalid(&key, format!("`{r}` is not an NDN name ({e}); write a region as a name URI such as /example/region"))),
+                // Only a hint naming the root itself would be inside it.
+                Ok(n) if n.is_empty() => return Err(invalid(&key, format!("`{r}` is the root, which names no region; write the region's own name, such as /example/region"))),
+                Ok(_) => {}
+            }
+        }
         if !matches!(self.log.level.as_str(), "error" | "warn" | "info" | "debug" | "trace") {
             return Err(invalid("log.level", format!("`{}` is not one of error, warn, info, debug, trace", self.log.level)));
         }
@@ -468,6 +481,7 @@ struct PartialTables {
     max_interest_lifetime_ms: Option<u64>,
     dead_nonce_lifetime_ms: Option<u64>,
     fib_variant: Option<String>,
+    network_regions: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -571,6 +585,21 @@ mod tests {
         assert!(Config::parse("[tables]\nfib_variant = \"hash\"\n", "t").is_ok());
         let e = Config::parse("[tables]\nfib_variant = \"trie\"\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("tables.fib_variant"), "{e}");
+    }
+
+    /// Region names are NDN names, kept in order; a malformed one, or the
+    /// root, is refused naming the entry, the value and what a region looks like.
+    #[test]
+    fn network_regions_are_names() {
+        assert!(Config::default_config().tables.network_regions.is_empty());
+        let c = Config::parse("[tables]\nnetwork_regions = [\"/example/region\", \"/ucla/cs\"]\n", "t").unwrap();
+        assert_eq!(c.tables.network_regions, ["/example/region", "/ucla/cs"]);
+        let e = rejected("[tables]\nnetwork_regions = [\"/ok\", \"/bad/%zz\"]\n", "tables.network_regions[1]");
+        assert!(e.contains("`/bad/%zz` is not an NDN name") && e.contains("such as /example/region"), "{e}");
+        let e = rejected("[tables]\nnetwork_regions = [\"/\"]\n", "tables.network_regions[0]");
+        assert!(e.contains("`/` is the root"), "{e}");
+        let e = Config::parse("[tables]\nnetwork_regions = \"/example/region\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("line 2"), "a single name is not a list: {e}");
     }
 
     #[test]

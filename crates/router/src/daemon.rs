@@ -595,6 +595,7 @@ fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: imp
         dead_nonce_lifetime_ms: cfg.tables.dead_nonce_lifetime_ms,
         fib_variant: cfg.tables.fib_variant.parse().expect("validated when the configuration was loaded"),
         seed: EngineConfig::default().seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        network_regions: cfg.tables.network_regions.iter().map(|r| r.parse().expect("validated when the configuration was loaded")).collect(),
         ..EngineConfig::default()
     };
     let mut fwd = Forwarder::with_fib(&engine_cfg, 0, fib(engine_cfg.fib_variant));

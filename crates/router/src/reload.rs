@@ -4,8 +4,9 @@
 //! take it — static routes, strategy choices, the CS's capacity and switches,
 //! the log level —
 //! and what needs a restart (listeners, workers, DPDK, the PIT's size, the
-//! FIB's variant, the log format) is named in the log and keeps its running
-//! value until then. A file that does not load changes nothing, and loading
+//! FIB's variant, the network regions, the log format) is named in the log
+//! and keeps its running value until then. A file that does not load changes
+//! nothing, and loading
 //! checks all that can be checked before applying ([`Config::validate`]: route
 //! face URIs with the I/O layer's parser, numbers against their ranges), so a
 //! file with an error is refused whole. What only applying can tell fails
@@ -108,6 +109,7 @@ impl Daemon {
             "tables.max_interest_lifetime_ms" => tables.max_interest_lifetime_ms,
             "tables.dead_nonce_lifetime_ms" => tables.dead_nonce_lifetime_ms,
             "tables.fib_variant" => tables.fib_variant,
+            "tables.network_regions" => tables.network_regions,
         );
     }
 
@@ -229,6 +231,30 @@ mod tests {
     /// The faces the FIB sends Interests under `prefix` to (its exact entry).
     fn hops(d: &Daemon, prefix: &str) -> Vec<u32> {
         d.fwd.fib.get(&name(prefix)).map(|e| e.nexthops.iter().map(|h| h.face).collect()).unwrap_or_default()
+    }
+
+    /// The configured network regions reach the engine: a hinted Interest
+    /// whose delegation leads into one goes by its name, without the hint.
+    /// Another list in the file waits for a restart, the running one staying.
+    #[test]
+    fn network_regions_reach_the_engine_and_change_at_a_restart() {
+        let mut d = Daemon::new(&config("[tables]\nnetwork_regions = [\"/campus/lab\"]\n")).unwrap();
+        let (consumer, uplink, producer) = (900, 901, 902);
+        for face in [consumer, uplink, producer] {
+            d.fwd.add_face(face, trajan_engine::FaceMeta { point_to_point: true, ..Default::default() });
+        }
+        d.fwd.fib.add_nexthop(&name("/"), uplink, 10);
+        d.fwd.fib.add_nexthop(&name("/alice"), producer, 10);
+        let done = d.reload(config("[tables]\nnetwork_regions = []\n"));
+        assert_eq!(done.need_restart, ["tables.network_regions"]);
+        assert_eq!(d.config.tables.network_regions, ["/campus/lab"]);
+        let mut i = trajan_wire::Interest::new(name("/alice/1"));
+        i.nonce = Some(1);
+        i.forwarding_hint = Some(name("/campus").to_wire().into());
+        let mut out = Vec::new();
+        d.fwd.process_burst(0, &mut [(consumer, i.encode())], &mut out);
+        i.forwarding_hint = None;
+        assert_eq!(out, [trajan_engine::Outgoing { face: producer, pkt: i.encode() }]);
     }
 
     #[test]
