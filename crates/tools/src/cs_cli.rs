@@ -120,8 +120,7 @@ pub fn run(args: CsArgs) -> anyhow::Result<()> {
                 on_off(flags, CS_ENABLE_SERVE),
             );
         }
-        CsCommand::Erase { prefix, count } => {
-            let name = prefix;
+        CsCommand::Erase { prefix: name, count } => {
             let r = client.command_ok("cs", "erase", &ControlParameters { name: Some(name.clone()), count, ..Default::default() })?;
             println!("cs-erased prefix={name} count={}", r.count.unwrap_or(0));
         }

@@ -151,17 +151,17 @@ fn consume(client: &mut Client, args: &LoadArgs, prefix: &Name, stop: &AtomicBoo
 
 /// Runs `trajan load`: prints the summary line; fails when nothing came back.
 pub fn run(args: LoadArgs) -> anyhow::Result<()> {
-    let prefix = args.prefix.clone();
+    let prefix = &args.prefix;
     let stop = stop_flag(None)?;
     let mut producer = Client::from_args(&args.client)?;
-    producer.register(&prefix).with_context(|| format!("registering {prefix}"))?;
+    producer.register(prefix).with_context(|| format!("registering {prefix}"))?;
     let producer_stop = Arc::new(AtomicBool::new(false));
     let serving = {
         let (prefix, stop) = (prefix.clone(), producer_stop.clone());
         std::thread::Builder::new().name("load-producer".into()).spawn(move || produce(producer, prefix, stop))?
     };
     let mut consumer = Client::from_args(&args.client)?;
-    let summary = consume(&mut consumer, &args, &prefix, &stop);
+    let summary = consume(&mut consumer, &args, prefix, &stop);
     producer_stop.store(true, Ordering::Relaxed);
     let served = serving.join().map_err(|_| anyhow::anyhow!("the producer thread panicked"))?;
     let summary = summary?;

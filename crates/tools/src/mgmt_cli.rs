@@ -216,8 +216,7 @@ fn route_flags(flags: u64) -> String {
 pub fn run_route(args: RouteArgs) -> anyhow::Result<()> {
     let mut client = Client::from_args(&args.client)?;
     match args.command {
-        RouteCommand::Add { prefix, nexthop, cost, origin, no_inherit, capture, expires } => {
-            let name = prefix;
+        RouteCommand::Add { prefix: name, nexthop, cost, origin, no_inherit, capture, expires } => {
             let face_id = resolve_face(&mut client, &nexthop, &format!("create one with `trajan face create {nexthop}`"))?;
             let flags = if no_inherit { 0 } else { ROUTE_FLAG_CHILD_INHERIT } | if capture { ROUTE_FLAG_CAPTURE } else { 0 };
             let p = ControlParameters {
@@ -240,8 +239,7 @@ pub fn run_route(args: RouteArgs) -> anyhow::Result<()> {
                 r.expiration_period.or(expires).map_or("never".into(), |ms| format!("{ms}ms")),
             );
         }
-        RouteCommand::Remove { prefix, nexthop, origin } => {
-            let name = prefix;
+        RouteCommand::Remove { prefix: name, nexthop, origin } => {
             let face_id = resolve_face(&mut client, &nexthop, LIST_FACES)?;
             // The router answers rib/unregister with 200 whether or not the
             // route was there (as NFD does): ask first, so a mistyped prefix,

@@ -163,11 +163,10 @@ fn run_server(args: &PingArgs, prefix: &Name) -> anyhow::Result<()> {
 
 /// Runs `trajan ping`: the client fails when every ping is lost.
 pub fn run(args: PingArgs) -> anyhow::Result<()> {
-    let prefix = args.prefix.clone();
     if args.serve {
-        run_server(&args, &prefix)
+        run_server(&args, &args.prefix)
     } else {
-        run_client(&args, &prefix)
+        run_client(&args, &args.prefix)
     }
 }
 

@@ -144,12 +144,12 @@ fn read_input(file: &PathBuf) -> anyhow::Result<Vec<u8>> {
 /// Runs `trajan put`: registers the prefix, prints `READY <versioned name> ...` on
 /// standard output once Interests can reach it, and serves until stopped.
 pub fn run(args: PutArgs) -> anyhow::Result<()> {
-    let prefix = args.prefix.clone();
+    let prefix = &args.prefix;
     let content = read_input(&args.file)?;
-    let publication = Publication::new(&prefix, now_ms(), &content, args.segment_size, args.freshness)?;
+    let publication = Publication::new(prefix, now_ms(), &content, args.segment_size, args.freshness)?;
     let stop = stop_flag(args.exit_after_seconds.map(Duration::from_secs))?;
     let mut client = Client::from_args(&args.client)?;
-    client.register(&prefix).with_context(|| format!("registering {prefix}"))?;
+    client.register(prefix).with_context(|| format!("registering {prefix}"))?;
     // Printed per line, never holding the stdout lock: the tools also run as
     // threads of one process (tests), where a held lock would stall the others.
     println!("READY {} segments={} bytes={}", publication.versioned_name(), publication.len(), content.len());
@@ -167,7 +167,7 @@ pub fn run(args: PutArgs) -> anyhow::Result<()> {
         }
         Some(data.clone())
     })?;
-    let _ = client.unregister(&prefix);
+    let _ = client.unregister(prefix);
     eprintln!("put: answered {interests} Interests for {} ({} of {} segments sent)", publication.versioned_name(), publication.len() - unsent, publication.len());
     Ok(())
 }

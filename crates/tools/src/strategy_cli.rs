@@ -69,14 +69,12 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
             let rows: Vec<Vec<String>> = choices.iter().map(|choice| vec![choice.name.to_string(), choice.strategy.name.to_string()]).collect();
             print!("{}", table(&["Prefix", "Strategy"], &rows));
         }
-        StrategyCommand::Set { prefix, strategy } => {
-            let name = prefix;
+        StrategyCommand::Set { prefix: name, strategy } => {
             let p = ControlParameters { name: Some(name.clone()), strategy: Some(Strategy { name: strategy_name(&strategy)? }), ..Default::default() };
             let r = client.command_ok("strategy-choice", "set", &p)?;
             println!("strategy-set prefix={name} strategy={}", r.strategy.map_or(strategy, |s| s.name.to_string()));
         }
-        StrategyCommand::Unset { prefix } => {
-            let name = prefix;
+        StrategyCommand::Unset { prefix: name } => {
             // The router answers strategy-choice/unset with 200 whether or not
             // the prefix had a choice (as NFD does): ask first, so a mistyped
             // prefix is an error rather than an "unset".
