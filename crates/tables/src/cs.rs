@@ -50,6 +50,11 @@ pub const MAX_CAPACITY: usize = 1 << 28;
 /// [`PREFIX_LEVELS`] + this) × capacity names whatever the traffic.
 pub const MAX_INDIRECT: usize = 4;
 
+/// Slots below which an erase never compacts the store: a small store's
+/// memory is not worth moving every packet for, and a store erased a few
+/// packets at a time would otherwise compact again and again.
+const COMPACT_SLOTS: usize = 4096;
+
 /// How many of a packet's longest proper prefixes it answers as soon as it is
 /// cached: its parent, so a CanBePrefix Interest one component above an exactly
 /// fetched packet is a hit, as in NFD (unless the lossy parent table forgot the
@@ -573,7 +578,11 @@ impl Cs {
     /// Removes up to `limit` packets under `prefix` (NFD's `cs erase`); returns how
     /// many. A prefix ending in an implicit digest also names, as NFD takes
     /// it, the packet whose full name it is. A management operation: it walks
-    /// the recency list, O(capacity).
+    /// the recency list, O(capacity). When the packets kept fill less than a
+    /// quarter of the slots the store has grown to, it also gives their memory
+    /// back, as lowering the capacity does: an operator who erases a full 10M
+    /// store expects the router's memory to fall, not to wait for the store to
+    /// refill.
     pub fn erase_prefix(&mut self, prefix: &Name, limit: usize) -> usize {
         let start = prefix.value();
         let full = prefix.implicit_digest().map(|digest| (prefix.prefix_value(prefix.len() - 1), digest));
@@ -589,6 +598,10 @@ impl Cs {
         }
         for &idx in &doomed {
             self.evict(idx);
+        }
+        if self.direct.slots() > COMPACT_SLOTS.max(4 * self.direct.len()) {
+            self.compact();
+            self.resize_parents();
         }
         doomed.len()
     }
@@ -1192,6 +1205,32 @@ mod tests {
         assert_eq!(cs.indirect_len(), 0);
         insert(&mut cs, "/c", None, &[], 0);
         assert!(content(&mut cs, "/c", 0).is_some(), "the store still works after erasing");
+    }
+
+    /// Erasing most of a large store gives back its slots and index buckets,
+    /// and the packets kept still answer, by name and by their parent; a
+    /// small erase leaves the slots where they are.
+    #[test]
+    fn erasing_most_of_the_store_gives_back_its_memory() {
+        let mut cs = Cs::new(MAX_CAPACITY);
+        for i in 0..10_000 {
+            let group = if i < 100 { "keep" } else { "drop" };
+            insert(&mut cs, &format!("/{group}/{i}/x"), None, &[], 0);
+        }
+        let (slots, buckets) = (cs.direct.allocated(), cs.index.buckets());
+        assert_eq!(cs.erase_prefix(&name("/drop/150"), usize::MAX), 1);
+        assert_eq!(cs.direct.allocated(), slots, "one packet erased: nothing moves");
+
+        assert_eq!(cs.erase_prefix(&name("/drop"), usize::MAX), 9_899);
+        assert_eq!(cs.len(), 100);
+        assert!(cs.direct.allocated() <= 128 && cs.index.buckets() < buckets, "{} slots, {} buckets", cs.direct.allocated(), cs.index.buckets());
+        for i in 0..100 {
+            assert!(content(&mut cs, &format!("/keep/{i}/x"), 0).is_some(), "/keep/{i}/x kept");
+            assert_eq!(get(&mut cs, &format!("/keep/{i}"), true, false, 0), Some(format!("/keep/{i}/x")), "its parent answers");
+        }
+        assert_eq!(get(&mut cs, "/drop/200/x", false, false, 0), None);
+        insert(&mut cs, "/new/x", None, &[], 0);
+        assert!(content(&mut cs, "/new/x", 0).is_some(), "the store still works after compacting");
     }
 
     /// A prefix ending in an implicit digest is a full name: NFD's `cs erase`

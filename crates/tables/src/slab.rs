@@ -35,6 +35,12 @@ impl<T> Slab<T> {
         self.len
     }
 
+    /// Slots in use or free: what the table has grown to, which only
+    /// [`Slab::compact`] lowers.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Stores `val`, reusing a freed index when there is one.
     #[inline]
     pub fn insert(&mut self, val: T) -> Key {
