@@ -1053,24 +1053,16 @@ impl Io {
     }
 
     /// Reads one burst from a UDP channel, and its error queue when the socket
-    /// reported an error; returns whether more may be waiting.
+    /// reported an error; returns whether more may be waiting. A port a worker
+    /// reads comes here only for its error queue, when a send of this thread's
+    /// met an error there ([`Io::flush`]) or its poller reported one.
     fn receive_udp(&mut self, channel: usize, now: Instant, events: &mut Vec<IoEvent>) -> bool {
         let mut datagrams = mem::take(&mut self.datagrams);
         let ch = &mut self.udp[channel];
-        let mut more = ch.recv_batch(&mut datagrams).unwrap_or_else(|_| {
-            // Most likely the error an ICMP message left on the socket, which
-            // this read took in place of the datagrams waiting behind it: read
-            // them now (no new readiness would be reported for them), and the
-            // error's entry in the queue.
-            ch.errors_pending = true;
-            ch.recv_batch(&mut datagrams).unwrap_or_else(|e| {
-                tracing::warn!(error = %e, local = %ch.local, "UDP receive failed");
-                false
-            })
-        });
-        if self.udp[channel].errors_pending {
-            more |= self.receive_udp_errors(channel, events);
-        }
+        let mut more = !ch.worker_owned && ch.recv_burst(&mut datagrams);
+        let mut errors = Vec::new();
+        more |= ch.read_errors(&mut errors);
+        self.on_socket_errors(channel, errors, events);
         for d in datagrams.drain(..) {
             self.on_datagram(channel, d, now, events);
         }
@@ -1078,19 +1070,28 @@ impl Io {
         more
     }
 
-    /// Reads up to a batch of a UDP channel's error queue; returns whether more
-    /// may wait. A port unreachable for a peer closes its on-demand or
-    /// persistent face as the idle timeout does, with `FaceDown` (so routes
-    /// through it go), as NFD's unicast UDP transport fails on a socket error:
-    /// a killed producer's face would otherwise draw Interests, best-route
-    /// choosing it over a live next hop, until it idled out. A permanent face
-    /// stays, as NFD's ignores the error, and the error is counted. Any other
-    /// entry is counted and dropped.
-    fn receive_udp_errors(&mut self, channel: usize, events: &mut Vec<IoEvent>) -> bool {
-        let mut errors = Vec::new();
-        let ch = &mut self.udp[channel];
-        let more = ch.recv_errors(&mut errors);
-        ch.errors_pending = more;
+    /// Takes what the worker reading port `port` (0-based) of the hash face
+    /// found in the port's error queue ([`WorkerPort::errors`]): the worker
+    /// reads it, having the socket's errors reported on its poller and met by
+    /// its receives, but the faces are this thread's, so the entries have here
+    /// the treatment a listener's own get, and what results (`FaceDown`) is
+    /// appended to `events`.
+    pub fn hash_errors(&mut self, port: usize, errors: impl IntoIterator<Item = SocketError>, events: &mut Vec<IoEvent>) {
+        if port < self.hash.len() {
+            self.on_socket_errors(self.hash.start + port, errors, events);
+        }
+    }
+
+    /// Applies what UDP channel `channel`'s error queue held. A port
+    /// unreachable for a peer closes its on-demand or persistent face as the
+    /// idle timeout does, with `FaceDown` (so routes through it go), as NFD's
+    /// unicast UDP transport fails on a socket error: a killed producer's face
+    /// would otherwise draw Interests, best-route choosing it over a live next
+    /// hop, until it idled out. A permanent face stays, as NFD's ignores the
+    /// error, and the error is counted. Any other entry is counted and dropped.
+    fn on_socket_errors(&mut self, channel: usize, errors: impl IntoIterator<Item = SocketError>, events: &mut Vec<IoEvent>) {
+        // The hash face's ports are one channel: its first port stands for all.
+        let channel = if self.hash.contains(&channel) { self.hash.start } else { channel };
         for error in errors {
             let SocketError::PortUnreachable(to) = error else {
                 self.stats.udp_errors_ignored += 1;
@@ -1110,7 +1111,6 @@ impl Io {
                 None => self.stats.udp_errors_ignored += 1,
             }
         }
-        more
     }
 
     /// Takes one datagram that arrived on UDP channel `arrival` (reads, and the
@@ -1161,19 +1161,10 @@ impl Io {
     fn flush_udp(&mut self, channel: usize) {
         let batch = self.cfg.burst.clamp(1, 1024);
         let ch = &mut self.udp[channel];
-        // A refusal may be the error an ICMP message for an earlier datagram
-        // left on the socket (IP_RECVERR), which the kernel reports on this
-        // send and clears, having sent nothing: the datagram gets one more try
-        // before it is dropped as refused itself.
-        let mut retried = false;
         while !ch.blocked && !ch.tx.is_empty() {
             let (sent, dropped) = match ch.send_batch(batch) {
                 SendResult::Sent(0) => break,
                 SendResult::Sent(n) => (n, 0),
-                SendResult::Refused(_) if !retried => {
-                    retried = true;
-                    continue;
-                }
                 SendResult::Refused(e) => {
                     tracing::debug!(error = %e, to = %ch.tx[0].to, "UDP send refused");
                     (0, 1)
@@ -1187,7 +1178,6 @@ impl Io {
                     break;
                 }
             };
-            retried = false;
             for (i, o) in ch.tx.drain_front(sent + dropped).enumerate() {
                 // Taken off the total whether or not the face is still there.
                 self.queued -= o.pkt.len();
@@ -1200,6 +1190,12 @@ impl Io {
                     counters.dropped_out += 1;
                 }
             }
+        }
+        // A send met an ICMP error's mark on the socket: its queue is read on
+        // the next poll, even on a worker's port, which this thread does not
+        // watch, and whose worker, busy, may not hear of it soon.
+        if ch.errors_pending {
+            self.ready.insert(Token(1 + channel));
         }
     }
 

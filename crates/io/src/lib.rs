@@ -39,7 +39,7 @@ use bytes::Bytes;
 use trajan_wire::MAX_PACKET_SIZE;
 
 pub use driver::{Io, Waker};
-pub use udp::{Datagram, WorkerPort};
+pub use udp::{Datagram, SocketError, WorkerPort};
 pub use error::IoError;
 pub use uri::{check_remote, NDN_PORT};
 

@@ -43,13 +43,14 @@ pub(crate) fn udp(addr: SocketAddr) -> Result<mio::net::UdpSocket, IoError> {
     Ok(mio::net::UdpSocket::from_std(s.into()))
 }
 
-/// Binds a UDP channel socket that the I/O thread reads, with the ICMP errors
-/// its datagrams meet queued on it (IP_RECVERR / IPV6_RECVERR), each with the
-/// destination it was for: on a socket shared by every face and connected to
-/// none, that queue is the only way to learn that a peer's port closed (a
-/// killed producer), so that its face can close rather than draw Interests
-/// until it idles out. The hash face's ports do without: their workers never
-/// read the queue, and entries left there take the receive buffer's room.
+/// Binds a UDP channel socket, with the ICMP errors its datagrams meet queued
+/// on it (IP_RECVERR / IPV6_RECVERR), each with the destination it was for: on
+/// a socket shared by every face and connected to none, that queue is the only
+/// way to learn that a peer's port closed (a killed producer), so that its face
+/// can close rather than draw Interests until it idles out. A listener's queue
+/// is read by the I/O thread, a hash face port's by the worker reading the
+/// port; whoever reads must, as entries left there take the receive buffer's
+/// room.
 pub(crate) fn udp_channel(addr: SocketAddr) -> Result<mio::net::UdpSocket, IoError> {
     let sock = udp(addr)?;
     let on = if addr.is_ipv4() { setsockopt(&sock, sockopt::Ipv4RecvErr, &true) } else { setsockopt(&sock, sockopt::Ipv6RecvErr, &true) };
@@ -60,9 +61,10 @@ pub(crate) fn udp_channel(addr: SocketAddr) -> Result<mio::net::UdpSocket, IoErr
 /// Tries to find `count` free consecutive ports when the kernel picks the first.
 const PORT_RANGE_TRIES: usize = 16;
 
-/// Binds the `count` consecutive ports of a UDP-port-by-hash face from `base`.
-/// With port 0 the kernel picks the first port and the others must follow it; a
-/// range that collides with another socket is given up and another tried.
+/// Binds the `count` consecutive ports of a UDP-port-by-hash face from `base`,
+/// each as a channel socket ([`udp_channel`]). With port 0 the kernel picks the
+/// first port and the others must follow it; a range that collides with
+/// another socket is given up and another tried.
 pub(crate) fn udp_ports(base: SocketAddr, count: usize) -> Result<Vec<mio::net::UdpSocket>, IoError> {
     let range_error = |error| IoError::Bind { proto: "udp", addr: base, error };
     if count == 0 || base.port() as usize + count - 1 > u16::MAX as usize {
@@ -70,14 +72,14 @@ pub(crate) fn udp_ports(base: SocketAddr, count: usize) -> Result<Vec<mio::net::
     }
     let tries = if base.port() == 0 { PORT_RANGE_TRIES } else { 1 };
     for _ in 0..tries {
-        let first = udp(base)?;
+        let first = udp_channel(base)?;
         let port = first.local_addr().map_err(range_error)?.port();
         let mut socks = vec![first];
         for k in 1..count {
             let Some(p) = port.checked_add(k as u16) else { break };
             let mut addr = base;
             addr.set_port(p);
-            match udp(addr) {
+            match udp_channel(addr) {
                 Ok(s) => socks.push(s),
                 Err(e) if base.port() != 0 => return Err(e),
                 Err(_) => break,

@@ -3,10 +3,12 @@
 //! datagrams costs one system call rather than one each. A [`WorkerPort`] is the
 //! same channel code on a port of the UDP-port-by-hash face, driven by its worker.
 //!
-//! A channel the I/O thread reads also learns, from its socket's error queue
-//! (IP_RECVERR), which peers' ports turned out closed: with one unconnected
-//! socket for every face, an ICMP port unreachable reaches the channel only
-//! there, and only the queue says which destination it was for.
+//! Every channel also learns, from its socket's error queue (IP_RECVERR),
+//! which peers' ports turned out closed: with one unconnected socket for every
+//! face, an ICMP port unreachable reaches the channel only there, and only the
+//! queue says which destination it was for. The I/O thread reads the queue of
+//! the sockets it reads; a worker reads its port's, and hands what it finds to
+//! the I/O thread, which owns the faces ([`crate::Io::hash_errors`]).
 
 use std::io::{self, IoSlice, IoSliceMut};
 use std::net::SocketAddr;
@@ -37,9 +39,12 @@ const ICMP_PORT_UNREACH: u8 = 3;
 const ICMPV6_DEST_UNREACH: u8 = 1;
 const ICMPV6_PORT_UNREACH: u8 = 4;
 
-/// What one entry of a UDP socket's error queue reports.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum SocketError {
+/// What one entry of a UDP socket's error queue reports. Public because a
+/// worker reads its port's queue ([`WorkerPort::errors`]) and hands the
+/// entries to the I/O thread ([`crate::Io::hash_errors`]), which owns the faces
+/// they may close.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SocketError {
     /// An ICMP or ICMPv6 port unreachable for a datagram sent to this address:
     /// nothing listens there any more.
     PortUnreachable(SocketAddr),
@@ -122,9 +127,9 @@ pub(crate) struct UdpChannel {
     pub worker_owned: bool,
     /// Registered with the I/O thread's poller ([`UdpChannel::watch`]).
     registered: bool,
-    /// The socket reported an error (EPOLLERR, or a read that failed), so its
-    /// error queue is to be read ([`UdpChannel::recv_errors`]); steady traffic
-    /// costs no look at the queue.
+    /// The socket reported an error (EPOLLERR, or a read or send that
+    /// failed), so its error queue is to be read ([`UdpChannel::read_errors`]);
+    /// steady traffic costs no look at the queue.
     pub errors_pending: bool,
     rx_buf: Box<[u8]>,
 }
@@ -168,6 +173,24 @@ impl UdpChannel {
         Ok(())
     }
 
+    /// [`recv_batch`](Self::recv_batch), for the I/O thread and the workers
+    /// alike: a failed read is most likely the error an ICMP message left on
+    /// the socket (IP_RECVERR), which the read took in place of the datagrams
+    /// waiting behind it, so the queue is marked for reading and the datagrams
+    /// are read at once (no new readiness would be reported for them). Any
+    /// other failure is logged and reads as nothing. Returns whether more may
+    /// wait.
+    pub(crate) fn recv_burst(&mut self, out: &mut Vec<Datagram>) -> bool {
+        if let Ok(more) = self.recv_batch(out) {
+            return more;
+        }
+        self.errors_pending = true;
+        self.recv_batch(out).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, local = %self.local, "UDP receive failed");
+            false
+        })
+    }
+
     /// Reads up to one burst with a single `recvmmsg`, copying each datagram out so
     /// a stored packet never pins the receive buffer. Returns whether the socket may
     /// hold more (the burst was filled).
@@ -194,11 +217,23 @@ impl UdpChannel {
         Ok(n == slots)
     }
 
+    /// Reads up to [`ERROR_BATCH`] entries of the error queue into `out` if
+    /// the socket reported an error since the queue was last read dry; returns
+    /// whether more may wait (and stays marked for the next call). With no
+    /// error reported it costs nothing, so every receive may call it.
+    pub(crate) fn read_errors(&mut self, out: &mut Vec<SocketError>) -> bool {
+        if !self.errors_pending {
+            return false;
+        }
+        self.errors_pending = self.recv_errors(out);
+        self.errors_pending
+    }
+
     /// Reads up to [`ERROR_BATCH`] entries of the socket's error queue into
     /// `out`; returns whether more may wait. Each read also clears the error
     /// the entry left on the socket, which would otherwise fail the next
     /// receive or send in place of its datagram.
-    pub(crate) fn recv_errors(&self, out: &mut Vec<SocketError>) -> bool {
+    fn recv_errors(&self, out: &mut Vec<SocketError>) -> bool {
         let mut cmsg = nix::cmsg_space!(libc::sock_extended_err, libc::sockaddr_in6);
         for _ in 0..ERROR_BATCH {
             let mut iov: [IoSliceMut<'_>; 0] = [];
@@ -226,7 +261,13 @@ impl UdpChannel {
 
     /// Sends up to `max` queued datagrams with one `sendmmsg`. Does not pop them:
     /// the caller does, so it can account each to its face.
-    pub(crate) fn send_batch(&self, max: usize) -> SendResult {
+    ///
+    /// A refusal may be the error an ICMP message for an earlier datagram left
+    /// on the socket (IP_RECVERR), which the kernel reports on this send and
+    /// clears, having sent nothing: the error queue is marked for reading, and
+    /// the datagrams get one more try before the first is reported refused
+    /// itself.
+    pub(crate) fn send_batch(&mut self, max: usize) -> SendResult {
         let n = self.tx.len().min(max);
         if n == 0 {
             return SendResult::Sent(0);
@@ -234,8 +275,16 @@ impl UdpChannel {
         let iovs: Vec<[IoSlice<'_>; 1]> = self.tx.iter().take(n).map(|o| [IoSlice::new(&o.pkt)]).collect();
         let addrs: Vec<Option<SockaddrStorage>> = self.tx.iter().take(n).map(|o| Some(SockaddrStorage::from(o.to))).collect();
         let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(n, None);
-        match sendmmsg(self.sock.as_raw_fd(), &mut headers, &iovs, &addrs, [], MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL) {
-            Ok(results) => SendResult::Sent(results.count()),
+        let mut send = || sendmmsg(self.sock.as_raw_fd(), &mut headers, &iovs, &addrs, [], MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL).map(|r| r.count());
+        let result = match send() {
+            Err(e) if e != Errno::EAGAIN => {
+                self.errors_pending = true;
+                send()
+            }
+            first => first,
+        };
+        match result {
+            Ok(sent) => SendResult::Sent(sent),
             Err(Errno::EAGAIN) => SendResult::Blocked,
             Err(e) => SendResult::Refused(e.into()),
         }
@@ -260,18 +309,31 @@ impl WorkerPort {
         self.chan.local
     }
 
-    /// Watches the port for input on the worker's own poller.
+    /// Watches the port for input on the worker's own poller, which also
+    /// reports the socket's errors (`mio::event::Event::is_error`): pass that
+    /// to [`errors`](Self::errors).
     pub fn register(&mut self, registry: &mio::Registry, token: mio::Token) -> io::Result<()> {
         registry.register(&mut self.chan.sock, token, mio::Interest::READABLE)
     }
 
     /// Reads up to one burst into `out`; true when the burst was filled (more may
-    /// wait). A receive error is logged and reads as nothing.
+    /// wait). A receive error is logged and reads as nothing, unless it was an
+    /// ICMP error's, which marks the error queue for [`errors`](Self::errors).
     pub fn recv(&mut self, out: &mut Vec<Datagram>) -> bool {
-        self.chan.recv_batch(out).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, local = %self.chan.local, "UDP receive failed");
-            false
-        })
+        self.chan.recv_burst(out)
+    }
+
+    /// Reads up to a batch (64) of the port's error queue into `out`, for the
+    /// I/O thread's [`crate::Io::hash_errors`], when the socket reported an
+    /// error: `reported` when the worker's poller said so, or on its own when
+    /// a receive or send here met one. Returns whether more may wait, in which
+    /// case the worker should call again before it sleeps: its poller is
+    /// edge-triggered, and would report the entries left only once something
+    /// new happened on the socket. Costs a test of a flag while no error is
+    /// reported, so a worker may call it after every receive.
+    pub fn errors(&mut self, reported: bool, out: &mut Vec<SocketError>) -> bool {
+        self.chan.errors_pending |= reported;
+        self.chan.read_errors(out)
     }
 
     /// Queues `pkt` for `to` (on behalf of `face`) until the next [`flush`](Self::flush).

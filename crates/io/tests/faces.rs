@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use trajan_io::{FaceId, FaceKind, HashPorts, Io, IoConfig, IoError, IoEvent, Persistency, FACE_QUEUE_RESERVE, MAX_FRAME_SIZE, TCP_CONNECT_TIMEOUT};
+use trajan_io::{FaceId, FaceKind, HashPorts, Io, IoConfig, IoError, IoEvent, Persistency, SocketError, WorkerPort, FACE_QUEUE_RESERVE, MAX_FRAME_SIZE, TCP_CONNECT_TIMEOUT};
 use trajan_wire::lp::LpHeaders;
 use trajan_wire::tlv::write_tlv;
 use trajan_wire::types::DATA;
@@ -446,6 +446,148 @@ fn an_ipv6_udp_face_whose_peer_port_closed_goes_down() {
     let mut events = Vec::new();
     poll_until(&mut io, &mut events, |ev| went_down(ev, face));
     assert_eq!(io.stats().unreachable_closes, 1);
+}
+
+/// Only the UDP-port-by-hash face's `count` ports, on loopback.
+fn hash_only(count: usize) -> IoConfig {
+    IoConfig { udp_listen: vec![], tcp_listen: vec![], hash_ports: Some(HashPorts { base: "127.0.0.1:0".parse().unwrap(), count }), ..config(None) }
+}
+
+/// `count` consecutive ports on loopback where nothing listens any more: a
+/// port-by-hash neighbour's, closed.
+fn closed_hash_ports(count: usize) -> HashPorts {
+    let gone = Io::new(hash_only(count)).unwrap();
+    gone.hash_ports().unwrap()
+}
+
+/// What a worker reads of its port's error queue once its poller reports an
+/// error, as the router's workers do (at most ~10 s of polls).
+fn worker_reads_errors(poll: &mut mio::Poll, port: &mut WorkerPort) -> Vec<SocketError> {
+    let mut events = mio::Events::with_capacity(4);
+    let mut errors = Vec::new();
+    for _ in 0..500 {
+        poll.poll(&mut events, Some(Duration::from_millis(20))).unwrap();
+        port.errors(events.iter().any(|e| e.is_error()), &mut errors);
+        if !errors.is_empty() {
+            return errors;
+        }
+    }
+    panic!("the worker's poller reported no error");
+}
+
+#[test]
+fn a_hash_port_peer_whose_port_closed_goes_down_while_the_io_thread_reads_the_ports() {
+    // Before the workers take them (a single-worker router never hands them
+    // out), the I/O thread reads the hash face's ports like listeners.
+    let mut io = Io::new(hash_only(2)).unwrap();
+    let hash = io.hash_ports().unwrap();
+    let mut events = Vec::new();
+    let peer = udp_peer();
+    peer.send_to(&interest("/producer/hello"), hash.nth(1)).unwrap();
+    poll_until(&mut io, &mut events, |ev| !face_ups(ev).is_empty());
+    let on_demand = face_ups(&events)[0].id;
+    drop(peer);
+    // Sent from the second port, which the peer used: the error is that port's.
+    send_now(&mut io, on_demand, interest("/producer/a"));
+    poll_until(&mut io, &mut events, |ev| went_down(ev, on_demand));
+    let permanent = io.create_face(&format!("udp4://{}", closed_port("127.0.0.1")), Persistency::Permanent).unwrap().id;
+    send_now(&mut io, permanent, interest("/producer/b"));
+    poll_io_until(&mut io, &mut events, |io, _| io.stats().unreachable_kept == 1);
+    assert!(io.face(permanent).is_some());
+    let s = io.stats();
+    assert_eq!((s.unreachable_closes, s.unreachable_kept, s.udp_errors_ignored), (1, 1, 0));
+}
+
+#[test]
+fn a_port_by_hash_face_goes_down_unless_permanent_when_its_worker_reads_the_error() {
+    let mut io = Io::new(hash_only(2)).unwrap();
+    let mut ports = io.worker_ports(Duration::ZERO).unwrap();
+    let mut poll = mio::Poll::new().unwrap();
+    ports[0].register(poll.registry(), mio::Token(0)).unwrap();
+    // Neighbours' port-by-hash faces, to ports closed since: worker 0 sends
+    // to them itself, from its port, as a worker does.
+    let (gone, kept) = (closed_hash_ports(2), closed_hash_ports(2));
+    let persistent = io.create_face_ports(&format!("udp4://{}", gone.base), Persistency::Persistent, 2).unwrap().id;
+    let permanent = io.create_face_ports(&format!("udp4://{}", kept.base), Persistency::Permanent, 2).unwrap().id;
+    let mut events = Vec::new();
+    for (face, to, downs) in [(persistent, gone.nth(1), true), (permanent, kept.nth(0), false)] {
+        ports[0].queue(face, to, interest("/n/a"));
+        ports[0].flush(|_, _, sent| assert!(sent));
+        let errors = worker_reads_errors(&mut poll, &mut ports[0]);
+        assert_eq!(errors, [SocketError::PortUnreachable(to)]);
+        // The worker hands them over; the faces are the I/O thread's.
+        io.hash_errors(0, errors, &mut events);
+        assert_eq!(went_down(&events, face), downs, "{events:?}");
+        assert_eq!(io.face(face).is_none(), downs);
+    }
+    let s = io.stats();
+    assert_eq!((s.unreachable_closes, s.unreachable_kept, s.udp_errors_ignored), (1, 1, 0));
+    // The queue was read dry: the poller has nothing more to report.
+    poll.poll(&mut mio::Events::with_capacity(4), Some(Duration::ZERO)).unwrap();
+    let mut left = Vec::new();
+    assert!(!ports[0].errors(false, &mut left) && left.is_empty());
+}
+
+#[test]
+fn a_send_of_the_io_thread_that_meets_an_error_on_a_workers_port_reads_it_there() {
+    // The workers are busy or asleep and read nothing: the I/O thread, whose
+    // own send on the port met the error's mark, reads the queue itself.
+    let mut io = Io::new(hash_only(2)).unwrap();
+    let _ports = io.worker_ports(Duration::ZERO).unwrap();
+    // Faces made here send from the hash face's first port.
+    let persistent = io.create_face(&format!("udp4://{}", closed_port("127.0.0.1")), Persistency::Persistent).unwrap().id;
+    let live = udp_peer();
+    let face = io.create_face(&format!("udp4://{}", live.local_addr().unwrap()), Persistency::Persistent).unwrap().id;
+    send_now(&mut io, persistent, interest("/dead/1"));
+    let mut events = Vec::new();
+    let mut buf = [0u8; 1000];
+    for _ in 0..500 {
+        // Each reaches the live peer even when its send met the error.
+        send_now(&mut io, face, interest("/live"));
+        let (n, _) = live.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], &interest("/live")[..]);
+        io.poll(Some(Duration::from_millis(20)), &mut events).unwrap();
+        if went_down(&events, persistent) {
+            break;
+        }
+    }
+    assert!(went_down(&events, persistent), "{events:?}");
+    assert!(io.face(face).is_some());
+    assert_eq!(io.counters(face).unwrap().dropped_out, 0);
+    assert_eq!(io.stats().unreachable_closes, 1);
+}
+
+#[test]
+fn a_worker_reads_its_ports_error_queue_in_bounded_batches_and_dry() {
+    let mut io = Io::new(hash_only(1)).unwrap();
+    let mut ports = io.worker_ports(Duration::ZERO).unwrap();
+    let port = &mut ports[0];
+    let mut poll = mio::Poll::new().unwrap();
+    port.register(poll.registry(), mio::Token(0)).unwrap();
+    let dead = closed_port("127.0.0.1");
+    let mut events = mio::Events::with_capacity(4);
+    // More errors than one batch, each seen queued before the next is asked
+    // for (a lost ICMP message, rate-limited, is asked for again).
+    let (want, mut queued) = (70, 0);
+    for _ in 0..10 * want {
+        if queued == want {
+            break;
+        }
+        port.queue(0, dead, interest("/dead"));
+        port.flush(|_, _, _| {});
+        poll.poll(&mut events, Some(Duration::from_millis(100))).unwrap();
+        queued += usize::from(events.iter().any(|e| e.is_error()));
+    }
+    assert_eq!(queued, want);
+    let mut errors = Vec::new();
+    assert!(port.errors(true, &mut errors), "one batch leaves the rest for the next call");
+    assert_eq!(errors.len(), 64);
+    while port.errors(false, &mut errors) {}
+    assert_eq!(errors.len(), want);
+    assert!(errors.iter().all(|e| *e == SocketError::PortUnreachable(dead)));
+    // Dry: the poller reports no error again, so a worker sleeps.
+    poll.poll(&mut events, Some(Duration::ZERO)).unwrap();
+    assert!(events.iter().all(|e| !e.is_error()), "{events:?}");
 }
 
 #[test]

@@ -492,6 +492,7 @@ impl Daemon {
                 FromWorker::Send(o) => self.send(o.face, o.pkt),
                 FromWorker::Handoff(face, pkt) => workers.dispatch(face, pkt, now),
                 FromWorker::Punt { port, datagram } => self.io.hash_datagram(port, datagram, &mut events),
+                FromWorker::Errors { port, errors } => self.io.hash_errors(port, errors, &mut events),
                 FromWorker::Counters(counters) => {
                     for (face, c) in &counters {
                         self.io.add_worker_counters(*face, c, instant);

@@ -24,7 +24,10 @@
 //! ([`FromWorker::Punt`]), which treats it as if it had read it and dispatches it
 //! in software: misdirected packets cost a hand-off, never a loss. Workers learn
 //! which remote addresses are faces from the I/O thread in ring order
-//! ([`Workers::add_peer`]), after the face itself.
+//! ([`Workers::add_peer`]), after the face itself. The worker also reads its
+//! port's error queue when the socket reports an error, and hands what it finds
+//! (a peer's port unreachable) to the I/O thread ([`FromWorker::Errors`]),
+//! which closes the face as it would for a listener's.
 //!
 //! With DPDK ports of several queues ([`WorkerQueues`], Augustus' first option,
 //! NIC RSS) each worker polls RX queue i of every port and transmits on TX queue
@@ -50,7 +53,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 use trajan_engine::faces::FaceCounters;
 use trajan_engine::{FaceId, FaceMeta, Forwarder, ForwarderCounters, Outgoing, PacketCounters, StrategyKind};
-use trajan_io::{Datagram, FaceCounters as LinkCounters, HashPorts, WorkerPort};
+use trajan_io::{Datagram, FaceCounters as LinkCounters, HashPorts, SocketError, WorkerPort};
 use trajan_tables::{FibReader, FibSource, NextHop};
 use trajan_wire::Name;
 
@@ -293,6 +296,15 @@ pub enum FromWorker {
     /// Link counters of the faces the worker served on its port since its last
     /// report, for the I/O layer's face counters and idle timeout.
     Counters(Vec<(FaceId, LinkCounters)>),
+    /// Entries of port `port`'s error queue (at most a batch), for the I/O
+    /// thread, which owns the faces, to close the one whose peer's port is
+    /// unreachable ([`trajan_io::Io::hash_errors`]).
+    Errors {
+        /// The worker's index, which is also its port's offset from the base port.
+        port: usize,
+        /// What the queue held, as read.
+        errors: Vec<SocketError>,
+    },
     /// A packet received on face `.0` through the worker's NIC queue whose name
     /// another worker owns: for the I/O thread to [`Workers::dispatch`].
     Handoff(FaceId, Bytes),
@@ -807,6 +819,8 @@ impl Worker {
         let mut burst: Vec<(FaceId, Bytes)> = Vec::with_capacity(2 * BURST);
         let mut out: Vec<Outgoing> = Vec::with_capacity(4 * BURST);
         let mut events = mio::Events::with_capacity(4);
+        // The poller reported an error on the port: its queue is to be read.
+        let mut port_error = false;
         if let Some(nic) = &mut self.queues {
             nic.queues.on_thread();
         }
@@ -838,7 +852,7 @@ impl Worker {
                     }
                 }
             }
-            busy |= self.receive(&mut burst);
+            busy |= self.receive(&mut burst, std::mem::take(&mut port_error));
             busy |= self.receive_nic(&mut burst);
             self.forward(&mut burst, &mut out);
             let now = self.tick();
@@ -850,6 +864,7 @@ impl Worker {
                 if self.rx.is_empty() {
                     // EINTR and poll errors only end the wait early.
                     let _ = self.poll.poll(&mut events, Some(wait));
+                    port_error = events.iter().any(|e| e.token() == PORT && e.is_error());
                 }
                 self.wake.sleeping.store(false, Ordering::SeqCst);
             }
@@ -857,14 +872,17 @@ impl Worker {
     }
 
     /// Reads a burst from the worker's port: what it owns joins `burst`, the rest
-    /// goes back to the I/O thread. True when the burst was full, so more may wait;
-    /// otherwise the socket was read dry and its poller reports the next datagram
-    /// (edge-triggered), so the worker may sleep without another read.
-    fn receive(&mut self, burst: &mut Vec<(FaceId, Bytes)>) -> bool {
+    /// goes back to the I/O thread, and so do up to a batch of the port's error
+    /// queue when the socket reported an error (`error`, from the poller, or a
+    /// receive or send that met one). True when the burst was full or errors
+    /// are left, so more may wait; otherwise the socket was read dry and its
+    /// poller reports the next datagram or error (edge-triggered), so the
+    /// worker may sleep without another read.
+    fn receive(&mut self, burst: &mut Vec<(FaceId, Bytes)>, error: bool) -> bool {
         let now = self.now_ms();
         let Some(port) = &mut self.port else { return false };
         let mut datagrams = std::mem::take(&mut port.datagrams);
-        let more = port.sock.recv(&mut datagrams);
+        let mut more = port.sock.recv(&mut datagrams);
         let mut queued = false;
         for d in datagrams.drain(..) {
             match port.direct(&d, now) {
@@ -885,6 +903,17 @@ impl Worker {
             }
         }
         port.datagrams = datagrams;
+        // After the datagrams read with them, which came before the errors
+        // did: a dead peer's last datagram must not make its face again.
+        let mut errors = Vec::new();
+        more |= port.sock.errors(error, &mut errors);
+        if !errors.is_empty() {
+            match self.tx.push(FromWorker::Errors { port: port.index, errors }) {
+                Ok(()) => queued = true,
+                // A datagram sent to the peer again meets the error again.
+                Err(_) => self.out_ring_drops += 1,
+            }
+        }
         if queued {
             self.wake_io();
         }
@@ -1134,7 +1163,7 @@ pub(crate) mod tests {
             match b {
                 FromWorker::Send(o) => out.push(o),
                 FromWorker::Punt { port, datagram } => punted.push((port, datagram)),
-                FromWorker::Counters(_) | FromWorker::Handoff(..) => {}
+                FromWorker::Counters(_) | FromWorker::Handoff(..) | FromWorker::Errors { .. } => {}
             }
         }
         (out, punted, stats)
