@@ -338,6 +338,21 @@ impl<F: FibSource> Forwarder<F> {
         self.phases = on.then(PhaseNs::default);
     }
 
+    /// Replaces the network regions ([`EngineConfig::network_regions`]), so
+    /// that a reload of the configuration moves the router into or out of a
+    /// region without the restart that would empty its PIT and CS. Only
+    /// Interests that arrive from now on are compared with the new regions: a
+    /// pending one keeps the hint it was entered with, or its lack.
+    pub fn set_network_regions(&mut self, regions: Vec<Name>) {
+        self.regions = regions.into_boxed_slice();
+    }
+
+    /// The network regions this router is in, for a control thread to hand
+    /// on to the workers it keeps in step with it.
+    pub fn network_regions(&self) -> &[Name] {
+        &self.regions
+    }
+
     /// The time spent in each phase since [`Forwarder::time_phases`] turned
     /// timing on; `None` while it is off.
     pub fn phase_ns(&self) -> Option<PhaseNs> {
@@ -979,14 +994,24 @@ impl<F: FibSource> Forwarder<F> {
 /// The FIB entry an Interest named `name` is forwarded by, with the prefix
 /// it is stored under: the first of its ForwardingHint delegations (`hint`,
 /// at most [`MAX_FORWARDING_HINTS`] looked up) whose entry has next hops (the
-/// way out of a region that has no route for the name), else its name's. A
-/// hint that reached this router's region is gone by then
-/// ([`Forwarder::reached_region`]), so it never overrides the name here.
+/// way out of a region that has no route for the name). When none has, the
+/// root's entry (none without a default route, and the Interest is Nacked
+/// NoRoute), as NFD's `lookupFib` returns it, not the name's: the hint says
+/// the name is routed only inside its producer's region, which this router
+/// is not in, so a route that matches the name here anyway leads elsewhere
+/// than the hint asked. A hint that reached this router's region is gone by
+/// then ([`Forwarder::reached_region`]); only a hint with no delegation to
+/// read goes by the name, as NFD takes an empty hint for none.
 fn route<'f>(fib: &'f Fib, hint: Option<&Bytes>, name: &Name) -> Option<(FibPrefix<'f>, &'f FibEntry)> {
+    let mut hinted = false;
     for n in hint.into_iter().flat_map(delegations) {
         if let Some(found) = fib.lpm(&n).filter(|(_, fe)| !fe.nexthops.is_empty()) {
             return Some(found);
         }
+        hinted = true;
+    }
+    if hinted {
+        return fib.lpm(&Name::root());
     }
     fib.lpm(name)
 }

@@ -187,3 +187,20 @@ fn dynamic_measures_under_the_prefix_that_routed_the_interest() {
     assert_eq!(f.measurements.pending(name("/").value(), UPLINK).map(|p| p.0), Some(1));
     assert_eq!(f.measurements.len(), 2);
 }
+
+/// The regions change while the forwarder runs (a configuration reload):
+/// the Interests that arrive from then on are compared with the new ones,
+/// into a region and out of it again.
+#[test]
+fn the_regions_change_while_the_forwarder_runs() {
+    let mut f = router(&[]);
+    let i = hinted("/alice/1", &["/campus"], 1);
+    assert_eq!(one(&run(&mut f, 0, vec![(CONSUMER, i.encode())])), (UPLINK, &i.encode()));
+    f.set_network_regions(vec![name("/other"), name("/campus/lab")]);
+    assert_eq!(f.network_regions(), [name("/other"), name("/campus/lab")]);
+    let i = hinted("/alice/2", &["/campus"], 2);
+    assert_eq!(one(&run(&mut f, 1, vec![(CONSUMER, i.encode())])), (PRODUCER, &stripped(&i).encode()));
+    f.set_network_regions(Vec::new());
+    let i = hinted("/alice/3", &["/campus"], 3);
+    assert_eq!(one(&run(&mut f, 2, vec![(CONSUMER, i.encode())])), (UPLINK, &i.encode()));
+}

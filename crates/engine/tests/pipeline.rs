@@ -104,51 +104,67 @@ fn kept_packets_are_taken_from_the_burst_unchanged() {
     assert_eq!(f.counters.cs_hits, 1);
 }
 
-/// A ForwardingHint delegation the FIB knows steers the Interest; one it does
-/// not know falls back to the Interest's own name (which the new PIT entry
-/// took from the decoded Interest). Either way the Interest goes out unchanged.
+/// A ForwardingHint delegation the FIB knows steers the Interest, which goes
+/// out unchanged (its name the new PIT entry took from the decoded Interest).
 #[test]
-fn forwarding_hint_steers_else_the_name_does() {
+fn forwarding_hint_steers() {
     let mut f = forwarder();
     f.fib.add_nexthop(&name("/hub"), PRODUCER2, 10);
-    let hinted = |n: &str, hint: &str, nonce| {
-        let mut i = interest(n, nonce);
-        i.forwarding_hint = Some(Bytes::from(name(hint).to_wire()));
-        i.encode()
-    };
-    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/b/1", "/hub", 1))]);
+    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/b/1", &["/hub"], 1))]);
     assert_eq!(out.len(), 1);
-    assert_eq!((out[0].face, &out[0].pkt), (PRODUCER2, &hinted("/b/1", "/hub", 1)));
-    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/a/2", "/nowhere", 2))]);
-    assert_eq!(out.len(), 1);
-    assert_eq!((out[0].face, &out[0].pkt), (PRODUCER, &hinted("/a/2", "/nowhere", 2)));
-    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/zz/3", "/nowhere", 3))]);
-    assert_eq!(decode(&out[0]).2, Some(NackReason::NoRoute));
-    assert_eq!(decode(&out[0]).0.unwrap().name, name("/zz/3"));
+    assert_eq!((out[0].face, &out[0].pkt), (PRODUCER2, &hinted("/b/1", &["/hub"], 1)));
+}
+
+/// An Interest `n` whose ForwardingHint lists `delegations`, encoded.
+fn hinted(n: &str, delegations: &[&str], nonce: u32) -> Bytes {
+    let mut i = interest(n, nonce);
+    i.forwarding_hint = Some(Bytes::from(delegations.iter().flat_map(|d| name(d).to_wire()).collect::<Vec<u8>>()));
+    i.encode()
+}
+
+/// The Nack NoRoute `out` holds alone, to `CONSUMER`, for the Interest named `n`.
+fn nacked_no_route(out: &[Outgoing], n: &str) {
+    assert_eq!(out.len(), 1, "{out:?}");
+    let (i, _, reason, _) = decode(&out[0]);
+    assert_eq!((out[0].face, reason, i.unwrap().name), (CONSUMER, Some(NackReason::NoRoute), name(n)));
+}
+
+/// When no delegation of a hint has a route, the Interest goes where NFD's
+/// `lookupFib` sends it: by the root's entry, which without a default route
+/// is no route at all (Nacked NoRoute), never by its name's route, which
+/// leads elsewhere than the hint asked. With a default route it goes out
+/// by that. A hint with no delegation is no hint: then the name routes.
+#[test]
+fn a_hint_without_a_route_takes_the_root_route_not_the_names() {
+    let mut f = forwarder();
+    nacked_no_route(&run(&mut f, 0, vec![(CONSUMER, hinted("/a/1", &["/nowhere"], 1))]), "/a/1");
+    nacked_no_route(&run(&mut f, 0, vec![(CONSUMER, hinted("/zz/2", &["/nowhere", "/nor/here"], 2))]), "/zz/2");
+    assert_eq!(f.pcct.pit.len(), 0);
+    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/a/3", &[], 3))]);
+    assert_eq!((out.len(), out[0].face, &out[0].pkt), (1, PRODUCER, &hinted("/a/3", &[], 3)));
+
+    f.fib.add_nexthop(&Name::root(), PRODUCER2, 10);
+    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/a/4", &["/nowhere"], 4))]);
+    assert_eq!((out.len(), out[0].face, &out[0].pkt), (1, PRODUCER2, &hinted("/a/4", &["/nowhere"], 4)));
 }
 
 /// Only the first [`MAX_FORWARDING_HINTS`] delegations are looked up (a hint
 /// of thousands would cost as many FIB lookups); the others are ignored, and
-/// the Interest still goes out unchanged.
+/// the Interest still goes out unchanged, or is Nacked NoRoute when none of
+/// those looked up has a route.
 #[test]
 fn only_the_first_delegations_of_a_hint_are_looked_up() {
     let mut f = forwarder();
     f.fib.add_nexthop(&name("/hub"), PRODUCER2, 10);
     let hinted = |n: &str, unknown: usize, nonce| {
-        let mut hint = Vec::new();
-        for k in 0..unknown {
-            hint.extend_from_slice(&name(&format!("/nowhere/{k}")).to_wire());
-        }
-        hint.extend_from_slice(&name("/hub").to_wire());
-        let mut i = interest(n, nonce);
-        i.forwarding_hint = Some(Bytes::from(hint));
-        i.encode()
+        let mut delegations: Vec<String> = (0..unknown).map(|k| format!("/nowhere/{k}")).collect();
+        delegations.push("/hub".to_owned());
+        hinted(n, &delegations.iter().map(String::as_str).collect::<Vec<_>>(), nonce)
     };
     let last = MAX_FORWARDING_HINTS - 1;
     let out = run(&mut f, 0, vec![(CONSUMER, hinted("/a/1", last, 1))]);
     assert_eq!((out[0].face, &out[0].pkt), (PRODUCER2, &hinted("/a/1", last, 1)));
-    let out = run(&mut f, 0, vec![(CONSUMER, hinted("/a/2", last + 1, 2))]);
-    assert_eq!((out[0].face, &out[0].pkt), (PRODUCER, &hinted("/a/2", last + 1, 2)));
+    nacked_no_route(&run(&mut f, 0, vec![(CONSUMER, hinted("/a/2", last + 1, 2))]), "/a/2");
 }
 
 #[test]

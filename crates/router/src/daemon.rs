@@ -596,7 +596,7 @@ fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: imp
         dead_nonce_lifetime_ms: cfg.tables.dead_nonce_lifetime_ms,
         fib_variant: cfg.tables.fib_variant.parse().expect("validated when the configuration was loaded"),
         seed: EngineConfig::default().seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15),
-        network_regions: cfg.tables.network_regions.iter().map(|r| r.parse().expect("validated when the configuration was loaded")).collect(),
+        network_regions: network_regions(cfg),
         ..EngineConfig::default()
     };
     let mut fwd = Forwarder::with_fib(&engine_cfg, 0, fib(engine_cfg.fib_variant));
@@ -612,6 +612,11 @@ fn new_forwarder<F: FibSource>(cfg: &Config, shards: usize, index: u64, fib: imp
 /// The strategy a (validated) configured choice names.
 pub(crate) fn strategy_kind(s: &StrategyConfig) -> StrategyKind {
     s.strategy.parse().expect("validated")
+}
+
+/// The network regions a (validated) configuration lists.
+pub(crate) fn network_regions(cfg: &Config) -> Vec<Name> {
+    cfg.tables.network_regions.iter().map(|r| r.parse().expect("validated when the configuration was loaded")).collect()
 }
 
 /// Opens the DPDK ports of `cfg`, with a queue pair per worker where a port has

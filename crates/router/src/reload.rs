@@ -2,11 +2,10 @@
 //! the PIT, the CS's packets, the faces and the routes management added all
 //! stay. What the new file changes is applied where the running router can
 //! take it — static routes, strategy choices, the CS's capacity and switches,
-//! the log level —
+//! the network regions, the log level —
 //! and what needs a restart (listeners, workers, DPDK, the PIT's size, the
-//! FIB's variant, the network regions, the log format) is named in the log
-//! and keeps its running value until then. A file that does not load changes
-//! nothing, and loading
+//! FIB's variant, the log format) is named in the log and keeps its running
+//! value until then. A file that does not load changes nothing, and loading
 //! checks all that can be checked before applying ([`Config::validate`]: route
 //! face URIs with the I/O layer's parser, numbers against their ranges), so a
 //! file with an error is refused whole. What only applying can tell fails
@@ -19,7 +18,7 @@ use trajan_engine::StrategyKind;
 use trajan_wire::Name;
 
 use crate::config::{Config, RouteConfig};
-use crate::daemon::{strategy_kind, Daemon};
+use crate::daemon::{network_regions, strategy_kind, Daemon};
 use crate::logging::{self, LevelChange};
 use crate::rib::ORIGIN_STATIC;
 use crate::workers::Change;
@@ -52,6 +51,7 @@ impl Daemon {
         self.reload_strategies(&old, &new, &mut done);
         self.reload_routes(&new, &mut done);
         self.reload_cs(&old, &new, &mut done);
+        self.reload_regions(&old, &new, &mut done);
         if new.log.level != old.log.level {
             match logging::set_level(&new.log.level) {
                 LevelChange::Applied | LevelChange::NotInstalled => done.applied.push(format!("log.level {} → {}", old.log.level, new.log.level)),
@@ -109,7 +109,6 @@ impl Daemon {
             "tables.max_interest_lifetime_ms" => tables.max_interest_lifetime_ms,
             "tables.dead_nonce_lifetime_ms" => tables.dead_nonce_lifetime_ms,
             "tables.fib_variant" => tables.fib_variant,
-            "tables.network_regions" => tables.network_regions,
         );
     }
 
@@ -136,6 +135,20 @@ impl Daemon {
                 w.broadcast(Change::cs(&self.fwd, w.len()));
             }
         }
+    }
+
+    /// Applies the network regions `new` lists, in every worker too: the
+    /// hinted Interests that arrive from then on are compared with them.
+    fn reload_regions(&mut self, old: &Config, new: &Config, done: &mut Reloaded) {
+        let (was, is) = (&old.tables.network_regions, &new.tables.network_regions);
+        if is == was {
+            return;
+        }
+        self.fwd.set_network_regions(network_regions(new));
+        if let Some(w) = &mut self.workers {
+            w.broadcast(Change::regions(&self.fwd));
+        }
+        done.applied.push(format!("tables.network_regions {was:?} → {is:?}"));
     }
 
     /// Removes the strategy choices `old` made that `new` does not (the root
@@ -212,9 +225,11 @@ mod tests {
     /// A one-thread router on an ephemeral loopback port, without a Unix
     /// socket or TCP, configured by `extra` (TOML) over that.
     fn config(extra: &str) -> Config {
-        let base = "[faces]\nunix_path = \"\"\nudp_listen = [\"127.0.0.1:0\"]\ntcp_listen = []\n[workers]\ncount = 1\n";
-        Config::parse(&format!("{base}{extra}"), "test").expect("a valid test configuration")
+        Config::parse(&format!("{BASE}{extra}"), "test").expect("a valid test configuration")
     }
+
+    /// What every test configuration starts with (see [`config`]).
+    const BASE: &str = "[faces]\nunix_path = \"\"\nudp_listen = [\"127.0.0.1:0\"]\ntcp_listen = []\n[workers]\ncount = 1\n";
 
     fn route(prefix: &str, face: &str) -> String {
         format!("[[routes]]\nprefix = \"{prefix}\"\nface = \"{face}\"\n")
@@ -233,28 +248,132 @@ mod tests {
         d.fwd.fib.get(&name(prefix)).map(|e| e.nexthops.iter().map(|h| h.face).collect()).unwrap_or_default()
     }
 
-    /// The configured network regions reach the engine: a hinted Interest
-    /// whose delegation leads into one goes by its name, without the hint.
-    /// Another list in the file waits for a restart, the running one staying.
-    #[test]
-    fn network_regions_reach_the_engine_and_change_at_a_restart() {
-        let mut d = Daemon::new(&config("[tables]\nnetwork_regions = [\"/campus/lab\"]\n")).unwrap();
-        let (consumer, uplink, producer) = (900, 901, 902);
-        for face in [consumer, uplink, producer] {
+    /// The region `/campus/lab`, as a file lists it.
+    const IN_LAB: &str = "[tables]\nnetwork_regions = [\"/campus/lab\"]\n";
+    /// A consumer's face, one out of the region and the producer's inside it.
+    const CONSUMER: u32 = 900;
+    const UPLINK: u32 = 901;
+    const PRODUCER: u32 = 902;
+
+    /// Gives `d` (and its workers) the test's faces and routes: the default
+    /// route out of the region, and the producer's name inside it.
+    fn region_routes(d: &mut Daemon) {
+        for face in [CONSUMER, UPLINK, PRODUCER] {
             d.fwd.add_face(face, trajan_engine::FaceMeta { point_to_point: true, ..Default::default() });
+            if let Some(w) = &mut d.workers {
+                w.broadcast(Change::face(&d.fwd, face));
+            }
         }
-        d.fwd.fib.add_nexthop(&name("/"), uplink, 10);
-        d.fwd.fib.add_nexthop(&name("/alice"), producer, 10);
-        let done = d.reload(config("[tables]\nnetwork_regions = []\n"));
-        assert_eq!(done.need_restart, ["tables.network_regions"]);
-        assert_eq!(d.config.tables.network_regions, ["/campus/lab"]);
-        let mut i = trajan_wire::Interest::new(name("/alice/1"));
-        i.nonce = Some(1);
+        for (prefix, face) in [("/", UPLINK), ("/alice", PRODUCER)] {
+            d.fwd.fib.add_nexthop(&name(prefix), face, 10);
+            if let Some(w) = &mut d.workers {
+                w.broadcast(Change::route(&d.fwd, &name(prefix)));
+            }
+        }
+    }
+
+    /// An Interest for `/alice/<nonce>` whose ForwardingHint `/campus` leads
+    /// into the region `/campus/lab`.
+    fn hinted(nonce: u32) -> trajan_wire::Interest {
+        let mut i = trajan_wire::Interest::new(name(&format!("/alice/{nonce}")));
+        i.nonce = Some(nonce);
         i.forwarding_hint = Some(name("/campus").to_wire().into());
+        i
+    }
+
+    /// Where the single-worker `d` sends `i`, and what.
+    fn forwarded(d: &mut Daemon, i: &trajan_wire::Interest) -> Vec<trajan_engine::Outgoing> {
         let mut out = Vec::new();
-        d.fwd.process_burst(0, &mut [(consumer, i.encode())], &mut out);
-        i.forwarding_hint = None;
-        assert_eq!(out, [trajan_engine::Outgoing { face: producer, pkt: i.encode() }]);
+        d.fwd.process_burst(0, &mut [(CONSUMER, i.encode())], &mut out);
+        out
+    }
+
+    /// `i` as it leaves inside the region: to the producer, without its hint.
+    fn by_name(i: &trajan_wire::Interest) -> trajan_engine::Outgoing {
+        let stripped = trajan_wire::Interest { forwarding_hint: None, ..i.clone() };
+        trajan_engine::Outgoing { face: PRODUCER, pkt: stripped.encode() }
+    }
+
+    /// The configured network regions reach the engine, and a reload changes
+    /// them while it runs: inside the region a hinted Interest goes by its
+    /// name, without the hint; once the file lists no region, out by the
+    /// default route its hint takes; and in again when the file lists it.
+    #[test]
+    fn network_regions_reach_the_engine_and_a_reload_changes_them() {
+        let mut d = Daemon::new(&config(IN_LAB)).unwrap();
+        region_routes(&mut d);
+        assert_eq!(forwarded(&mut d, &hinted(1)), [by_name(&hinted(1))]);
+
+        let done = d.reload(config("[tables]\nnetwork_regions = []\n"));
+        assert_eq!(done, Reloaded { applied: vec!["tables.network_regions [\"/campus/lab\"] → []".to_owned()], ..Default::default() });
+        assert!(d.config.tables.network_regions.is_empty());
+        assert_eq!(forwarded(&mut d, &hinted(2)), [trajan_engine::Outgoing { face: UPLINK, pkt: hinted(2).encode() }]);
+
+        let done = d.reload(config(IN_LAB));
+        assert_eq!(done.applied, ["tables.network_regions [] → [\"/campus/lab\"]"]);
+        assert_eq!(forwarded(&mut d, &hinted(3)), [by_name(&hinted(3))]);
+        assert_eq!(d.reload(config(IN_LAB)), Reloaded::default(), "the same file changes nothing");
+    }
+
+    /// A reloaded file with a region that is not a name, or is the root, is
+    /// refused whole as at start, naming the entry: the running regions stay,
+    /// in the engine too, and so does the rest of the running configuration.
+    #[test]
+    fn a_bad_region_in_a_reloaded_file_changes_nothing() {
+        let mut d = Daemon::new(&config(IN_LAB)).unwrap();
+        region_routes(&mut d);
+        let before = d.config.clone();
+        for (nonce, regions, key) in [(1, "[\"/ok\", \"/bad/%zz\"]", "tables.network_regions[1]"), (2, "[\"/\"]", "tables.network_regions[0]")] {
+            let bad = format!("{BASE}[tables]\ncs_capacity = 10\nnetwork_regions = {regions}\n");
+            let err = Config::parse(&bad, "trajan.toml").unwrap_err().to_string();
+            assert!(err.starts_with(&format!("trajan.toml: {key}: ")), "{err}");
+            // As SIGHUP does it: the loop reloads once, then stops.
+            let (stop, hangup) = (std::sync::atomic::AtomicBool::new(false), std::sync::atomic::AtomicBool::new(true));
+            d.run_reloading(&stop, &hangup, || {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                Config::parse(&bad, "trajan.toml").map_err(|e| e.to_string())
+            })
+            .unwrap();
+            assert_eq!(d.config, before);
+            assert_eq!(d.fwd.network_regions(), [name("/campus/lab")]);
+            assert_eq!(d.fwd.pcct.cs.capacity(), 65536);
+            assert_eq!(forwarded(&mut d, &hinted(nonce)), [by_name(&hinted(nonce))]);
+        }
+    }
+
+    /// With several workers a reload changes the regions of every worker's
+    /// engine, as it changes their CS and strategies: the hinted Interests
+    /// each worker owns go by name once the router is in the region.
+    #[test]
+    fn a_reload_changes_the_regions_of_every_worker() {
+        let two = |extra: &str| {
+            let mut c = config(extra);
+            c.workers.count = 2;
+            c
+        };
+        let mut d = Daemon::new(&two("")).unwrap();
+        region_routes(&mut d);
+        let done = d.reload(two(IN_LAB));
+        assert_eq!(done.applied, ["tables.network_regions [] → [\"/campus/lab\"]"], "{done:?}");
+        assert!(done.need_restart.is_empty() && done.failed.is_empty(), "{done:?}");
+        let w = d.workers.as_mut().expect("two workers");
+        let interests: Vec<_> = (0..16).map(hinted).collect();
+        let owners: std::collections::BTreeSet<usize> = interests.iter().map(|i| w.owner_of(&i.encode())).collect();
+        assert_eq!(owners.len(), 2, "each worker owns some of the names");
+        for i in &interests {
+            w.dispatch(CONSUMER, i.encode(), 0);
+        }
+        w.notify();
+        // Each worker answers after the packets before it: what they sent is out.
+        assert_eq!(w.stats().len(), 2);
+        let mut back = Vec::new();
+        w.drain(&mut back);
+        let mut sent: Vec<_> = back.into_iter().filter_map(|b| if let crate::workers::FromWorker::Send(o) = b { Some(o) } else { None }).collect();
+        let mut want: Vec<_> = interests.iter().map(by_name).collect();
+        for v in [&mut sent, &mut want] {
+            v.sort_by(|a, b| a.pkt.cmp(&b.pkt));
+        }
+        assert_eq!(sent, want);
     }
 
     #[test]

@@ -104,6 +104,8 @@ pub enum Change {
         /// Whether the stores answer Interests.
         serve: bool,
     },
+    /// The network regions the router is in (`tables.network_regions`, reloaded).
+    Regions(Vec<Name>),
 }
 
 impl Change {
@@ -122,6 +124,11 @@ impl Change {
     pub fn cs(fwd: &Forwarder, workers: usize) -> Change {
         let cs = &fwd.pcct.cs;
         Change::Cs { capacity: cs.capacity().div_ceil(workers.max(1)), admit: cs.admits(), serve: cs.serves() }
+    }
+
+    /// The network regions of `fwd` (the control replica).
+    pub fn regions(fwd: &Forwarder) -> Change {
+        Change::Regions(fwd.network_regions().to_vec())
     }
 
     /// The face `id` as `fwd` (the control replica) holds it now.
@@ -156,6 +163,7 @@ impl Change {
                 cs.set_admit(admit);
                 cs.set_serve(serve);
             }
+            Change::Regions(regions) => fwd.set_network_regions(regions.clone()),
         }
     }
 }
