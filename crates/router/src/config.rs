@@ -320,8 +320,13 @@ impl Config {
                 return Err(invalid(&format!("routes[{i}].face"), format!("`{}` is not a udp4://, udp6://, tcp4://, tcp6:// or dev:// (DPDK port) face URI", r.face)));
             } else if let Err(trajan_io::IoError::BadUri { reason, .. }) = trajan_io::check_remote(&r.face, r.udp_ports) {
                 // The port-by-hash range is the one reason that is about udp_ports.
-                let key = if r.udp_ports > 1 && reason.contains("port-by-hash") { "udp_ports" } else { "face" };
-                return Err(invalid(&format!("routes[{i}].{key}"), format!("`{}` (udp_ports = {}): {reason}", r.face, r.udp_ports)));
+                // A route that left udp_ports at its default of 1 is not told of it.
+                let (key, ports) = match r.udp_ports {
+                    1 => ("face", String::new()),
+                    n if reason.contains("port-by-hash") => ("udp_ports", format!(" (udp_ports = {n})")),
+                    n => ("face", format!(" (udp_ports = {n})")),
+                };
+                return Err(invalid(&format!("routes[{i}].{key}"), format!("`{}`{ports}: {reason}", r.face)));
             }
             // One face has one number of ports: the route applied first would
             // decide it, and the other's would be ignored.
@@ -342,6 +347,14 @@ impl Config {
             parse_mac(&p.remote_mac).map_err(|e| invalid(&format!("dpdk.ports[{i}].remote_mac"), e))?;
         }
         self.validate_workers(invalid)?;
+        // The second listener on an address would fail to bind with "address
+        // in use", which reads as another program holding the port.
+        for (key, addrs) in [("faces.udp_listen", &self.faces.udp_listen), ("faces.tcp_listen", &self.faces.tcp_listen)] {
+            if let Some((i, a)) = addrs.iter().enumerate().find(|(i, a)| a.port() != 0 && addrs[..*i].contains(a)) {
+                let first = addrs.iter().position(|b| b == a).unwrap_or(0);
+                return Err(invalid(key, format!("{a} is listed twice (entries {first} and {i}); one listener per address")));
+            }
+        }
         let ranges = [
             // A queue or budget smaller than one packet drops every largest packet.
             ("faces.udp_idle_timeout_s", self.faces.udp_idle_timeout_s, 1, u64::MAX),
@@ -661,18 +674,29 @@ mod tests {
         Config::parse(&format!("{}{}", route("/a", 4), route("/b", 4)), "t").unwrap();
     }
 
+    /// An address listed twice would fail to bind as if another program held
+    /// it; the ephemeral port 0 may be listed more than once.
+    #[test]
+    fn a_listener_address_listed_twice_is_refused_naming_both_entries() {
+        let e = rejected("[faces]\nudp_listen = [\"127.0.0.1:26393\", \"127.0.0.1:26394\", \"127.0.0.1:26393\"]\n", "faces.udp_listen");
+        assert!(e.contains("127.0.0.1:26393 is listed twice (entries 0 and 2)"), "{e}");
+        rejected("[faces]\ntcp_listen = [\"[::1]:6363\", \"[::1]:6363\"]\n", "faces.tcp_listen");
+        Config::parse("[faces]\nudp_listen = [\"127.0.0.1:0\", \"127.0.0.1:0\"]\ntcp_listen = [\"127.0.0.1:6363\", \"[::1]:6363\"]\n", "t").unwrap();
+    }
+
     #[test]
     fn a_route_face_uri_is_parsed_as_the_daemon_parses_it() {
         let route = |face: &str, ports: usize| format!("[[routes]]\nprefix = \"/a\"\nface = \"{face}\"\nudp_ports = {ports}\n");
         let e = rejected(&route("udp4://router-b.example:6363", 1), "routes[0].face");
         assert!(e.contains("router-b.example") && e.contains("host must be an IP address literal"), "{e}");
+        assert!(!e.contains("udp_ports"), "a route that did not set udp_ports is not told of it: {e}");
         let e = rejected(&route("tcp4://router-b.example:6363", 1), "routes[0].face");
         assert!(e.contains("tcp4://router-b.example:6363") && e.contains("IP address literal"), "{e}");
         for bad in ["udp4://224.0.23.170:6363", "tcp6://[::]:6363", "udp4://127.0.0.1:0", "udp6://127.0.0.1:6363", "udp4://127.0.0.1:70000"] {
             rejected(&route(bad, 1), "routes[0].face");
         }
         let e = rejected(&route("udp4://127.0.0.1:65535", 4), "routes[0].udp_ports");
-        assert!(e.contains("65535"), "{e}");
+        assert!(e.contains("65535") && e.contains("(udp_ports = 4)"), "{e}");
         // What parses is left to the daemon: no listener is needed to validate,
         // and a TCP neighbour is not dialed.
         for good in ["udp4://127.0.0.1:65535", "udp6://[::1]:6363", "tcp4://127.0.0.1:9", "tcp6://[::1]:9", "udp4://192.0.2.1"] {
