@@ -47,8 +47,8 @@ const UDP_RECV_BUFFER: usize = 4 << 20;
 /// How long a producer whose work is done keeps its face open after the last
 /// Interest (see [`Client::serve`]).
 pub const QUIET_BEFORE_EXIT: Duration = Duration::from_millis(300);
-/// How long the serve loop blocks before rechecking its stop flag.
-const STOP_POLL: Duration = Duration::from_millis(100);
+/// How long a tool's loop (serving, fetching) blocks before rechecking its stop flag.
+pub(crate) const STOP_POLL: Duration = Duration::from_millis(100);
 
 /// The command-line option every tool shares.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -437,11 +437,18 @@ impl Client {
 
     /// Expresses one Interest and waits for its Data, Nack or lifetime.
     pub fn express(&mut self, interest: &Interest) -> anyhow::Result<Reply> {
+        self.express_checking(interest, || Ok(()))
+    }
+
+    /// [`Client::express`] that calls `check` at least every 100 ms while it
+    /// waits and gives up with its error, so that a tool told to stop does not
+    /// first wait out a long InterestLifetime.
+    pub fn express_checking(&mut self, interest: &Interest, mut check: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Reply> {
         let mut p = Pipeline::new();
         p.express(self, (), interest.clone())?;
         loop {
-            let far = Instant::now() + Duration::from_secs(3600);
-            if let Some(ev) = p.poll(self, far)?.into_iter().next() {
+            check()?;
+            if let Some(ev) = p.poll(self, Instant::now() + STOP_POLL)?.into_iter().next() {
                 return Ok(match ev {
                     Event::Data((), d) => Reply::Data(d),
                     Event::Nack((), r) => Reply::Nack(r),
@@ -681,6 +688,7 @@ impl<K: Clone> Pipeline<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_forwarder::next_interest;
     use std::os::unix::net::UnixListener;
     use trajan_wire::data::DataBuilder;
 
@@ -709,17 +717,6 @@ mod tests {
             let (mut s, _) = listener.accept().unwrap();
             s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
             let mut rx = BytesMut::new();
-            fn next_interest(s: &mut UnixStream, rx: &mut BytesMut) -> Interest {
-                loop {
-                    if let Some(n) = frame_len(rx, MAX_PACKET_SIZE).unwrap() {
-                        return Interest::decode(&rx.split_to(n).freeze()).unwrap();
-                    }
-                    let mut b = [0u8; 4096];
-                    let n = s.read(&mut b).unwrap();
-                    assert!(n > 0);
-                    rx.extend_from_slice(&b[..n]);
-                }
-            }
             // 1. rib/register
             let i = next_interest(&mut s, &mut rx);
             assert_eq!(trajan_wire::signed::verify_interest(&i), Ok(trajan_wire::signed::SignatureCheck::Valid));

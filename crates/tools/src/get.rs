@@ -6,12 +6,15 @@
 //! ends with one. Lost segments are retransmitted (at once after a timeout, after a
 //! growing pause after a Nack) up to `--retries` times each; the fetch fails with the
 //! segment and the reason when a segment runs out of retries, when FinalBlockIds
-//! disagree, or when a DigestSha256 signature does not match.
+//! disagree, or when a DigestSha256 signature does not match. SIGINT and SIGTERM
+//! stop it within 100 ms: the fetch fails with [`Interrupted`], and `trajan`
+//! exits as a shell reports that signal (130, 143).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -20,7 +23,8 @@ use trajan_wire::signed::{verify_data, SignatureCheck};
 use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Data, Interest, Name, NackReason};
 
-use crate::client::{final_segment, name_arg, Client, ClientArgs, Event, Pipeline, Reply};
+use crate::client::{final_segment, name_arg, Client, ClientArgs, Event, Pipeline, Reply, STOP_POLL};
+use crate::stop::{check, stop_signal, Interrupted};
 
 /// Segments received out of order are buffered until the gap fills; new segments are
 /// not requested further than this beyond the first missing one, bounding memory.
@@ -175,6 +179,8 @@ fn checked_final(seg: u64, d: &Data) -> anyhow::Result<Option<u64>> {
 
 struct Fetch<'a> {
     args: &'a GetArgs,
+    /// Set by a stop signal, as [`stop_signal`] sets it.
+    stop: &'a AtomicUsize,
     client: Client,
     out: &'a mut dyn Write,
     asm: Assembly,
@@ -188,6 +194,19 @@ impl Fetch<'_> {
         let mut i = Interest::new(name);
         i.lifetime_ms = Some(self.args.timeout);
         i
+    }
+
+    /// Waits `pause`, or less if a stop signal comes.
+    fn pause(&self, pause: Duration) -> Result<(), Interrupted> {
+        let until = Instant::now() + pause;
+        loop {
+            check(self.stop)?;
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            std::thread::sleep(left.min(STOP_POLL));
+        }
     }
 
     /// Counts one more retry of `seg`, failing once its budget is spent.
@@ -216,7 +235,8 @@ impl Fetch<'_> {
         i.must_be_fresh = true;
         loop {
             i.nonce = None;
-            let why = match self.client.express(&i)? {
+            let stop = self.stop;
+            let why = match self.client.express_checking(&i, || Ok(check(stop)?))? {
                 Reply::Data(d) => {
                     let n = d.name().len();
                     let is_segment = n >= 2 && d.name().segment().is_some() && d.name().get(n - 2).typ == VERSION_COMPONENT;
@@ -230,7 +250,7 @@ impl Fetch<'_> {
                 Reply::Nack(r) => {
                     let hint = if r == NackReason::NoRoute { ": no producer or route for it, see `trajan route list`" } else { "" };
                     let k = self.retry(0, &format!("version discovery for {name} Nacked ({}{hint})", nack_name(r)))?;
-                    std::thread::sleep(nack_backoff(k));
+                    self.pause(nack_backoff(k))?;
                     continue;
                 }
                 Reply::Timeout => "version discovery timed out",
@@ -245,6 +265,7 @@ impl Fetch<'_> {
         let mut due: BTreeSet<(Instant, u64)> = BTreeSet::new();
         let mut next_new = 0u64;
         while !self.asm.is_complete() {
+            check(self.stop)?;
             let now = Instant::now();
             while pipeline.len() < self.args.window {
                 let seg = match due.first().copied() {
@@ -269,7 +290,8 @@ impl Fetch<'_> {
             if pipeline.is_empty() && due.is_empty() {
                 bail!("no segment left to request, yet segment {} is missing", self.asm.next_write);
             }
-            let until = due.first().map_or(now + Duration::from_secs(1), |(t, _)| *t);
+            let tick = now + STOP_POLL;
+            let until = due.first().map_or(tick, |(t, _)| (*t).min(tick));
             for ev in pipeline.poll(&mut self.client, until)? {
                 match ev {
                     Event::Data(_, d) => self.take(versioned, &d)?,
@@ -316,11 +338,13 @@ pub struct Summary {
     pub retransmissions: u64,
 }
 
-/// Fetches the object `args` names into `out`.
-pub fn fetch(args: &GetArgs, out: &mut dyn Write) -> anyhow::Result<Summary> {
+/// Fetches the object `args` names into `out`, failing with [`Interrupted`]
+/// once `stop` holds a signal number (as [`stop_signal`] sets it; 0 goes on).
+pub fn fetch(args: &GetArgs, out: &mut dyn Write, stop: &AtomicUsize) -> anyhow::Result<Summary> {
     let name = args.name.clone();
     let mut f = Fetch {
         args,
+        stop,
         client: Client::from_args(&args.client)?,
         out,
         asm: Assembly::new(),
@@ -346,18 +370,19 @@ pub fn fetch(args: &GetArgs, out: &mut dyn Write) -> anyhow::Result<Summary> {
 }
 
 /// Fetches into `path`. A file is written beside it and renamed over it once
-/// complete, so a failed fetch leaves no partial output and an existing file
-/// as it was; what is not a file (`/dev/null`, a pipe) is written directly.
-fn fetch_to(args: &GetArgs, path: &Path) -> anyhow::Result<Summary> {
+/// complete, so a failed or interrupted fetch leaves no partial output and an
+/// existing file as it was; what is not a file (`/dev/null`, a pipe) is
+/// written directly.
+fn fetch_to(args: &GetArgs, path: &Path, stop: &AtomicUsize) -> anyhow::Result<Summary> {
     if path.metadata().is_ok_and(|m| !m.is_file()) {
         let file = File::create(path).with_context(|| format!("opening {}", path.display()))?;
-        return fetch(args, &mut BufWriter::new(file));
+        return fetch(args, &mut BufWriter::new(file), stop);
     }
     let name = path.file_name().with_context(|| format!("{} names no file", path.display()))?;
     let partial = path.with_file_name(format!(".{}.part-{}", name.to_string_lossy(), std::process::id()));
     let file = File::create(&partial).with_context(|| format!("writing {}: creating {}", path.display(), partial.display()))?;
     let mut w = BufWriter::new(file);
-    let fetched = fetch(args, &mut w);
+    let fetched = fetch(args, &mut w, stop);
     drop(w);
     let done = fetched.and_then(|s| {
         std::fs::rename(&partial, path).with_context(|| format!("renaming {} to {}", partial.display(), path.display()))?;
@@ -373,9 +398,11 @@ fn fetch_to(args: &GetArgs, path: &Path) -> anyhow::Result<Summary> {
 /// error.
 pub fn run(args: GetArgs) -> anyhow::Result<()> {
     let start = Instant::now();
+    // Caught before a partial file exists, so that no signal can leave one.
+    let stop = stop_signal()?;
     let summary = match &args.output {
-        Some(path) => fetch_to(&args, path)?,
-        None => fetch(&args, &mut BufWriter::new(std::io::stdout()))?,
+        Some(path) => fetch_to(&args, path, &stop)?,
+        None => fetch(&args, &mut BufWriter::new(std::io::stdout()), &stop)?,
     };
     let secs = start.elapsed().as_secs_f64();
     let unverified: u64 = summary.unverified.values().sum();
@@ -398,6 +425,13 @@ pub fn run(args: GetArgs) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use crate::test_args::parse;
+    use crate::test_forwarder::next_interest;
+    use bytes::BytesMut;
+    use signal_hook::consts::SIGTERM;
+    use std::io::Read;
+    use std::os::unix::net::UnixListener;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
     use trajan_wire::data::DataBuilder;
 
 
@@ -473,6 +507,42 @@ mod tests {
         assert_eq!(checked_final(0, &unsegmented_final).unwrap(), None);
         assert_eq!(nack_backoff(1), Duration::from_millis(20));
         assert_eq!(nack_backoff(30), Duration::from_secs(1));
+    }
+
+    /// A stop signal ends a fetch without waiting out the Interests in flight,
+    /// and leaves no partial file: a scripted forwarder answers the first of
+    /// three segments, then nothing, and raises the signal once the next
+    /// Interest shows the fetch under way.
+    #[test]
+    fn an_interrupted_fetch_leaves_no_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("fw.sock");
+        let listener = UnixListener::bind(&sock).unwrap();
+        let out = dir.path().join("obj.bin");
+        let partial = dir.path().join(format!(".obj.bin.part-{}", std::process::id()));
+        let stop = Arc::new(AtomicUsize::new(0));
+        let raise = Arc::clone(&stop);
+        let seen = partial.clone();
+        let forwarder = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let mut rx = BytesMut::new();
+            assert!(next_interest(&mut s, &mut rx).can_be_prefix, "version discovery first");
+            s.write_all(&DataBuilder::new("/obj/v=1/seg=0".parse().unwrap()).final_segment(2).build(b"a")).unwrap();
+            assert_eq!(next_interest(&mut s, &mut rx).name.segment(), Some(1));
+            let under_way = seen.exists();
+            raise.store(SIGTERM as usize, Ordering::Relaxed);
+            // Unanswered until the fetch closes the connection.
+            while matches!(s.read(&mut [0; 4096]), Ok(n) if n > 0) {}
+            under_way
+        });
+        let transport = format!("unix://{}", sock.display());
+        // A fetch that missed the signal would fail otherwise, after its timeout.
+        let args = parse::<GetArgs>(&["get", "/obj", "-o", out.to_str().unwrap(), "--transport", &transport, "--timeout", "20000", "--retries", "0"]).unwrap();
+        let e = fetch_to(&args, &out, &stop).unwrap_err();
+        assert_eq!(e.downcast_ref::<Interrupted>(), Some(&Interrupted { signal: SIGTERM }), "{e:#}");
+        assert!(forwarder.join().unwrap(), "the partial file existed while the fetch ran");
+        assert!(!partial.exists() && !out.exists());
     }
 
     /// A fetch that fails leaves the file `-o` names as it was, and nothing beside it.

@@ -38,3 +38,28 @@ mod test_args {
         Command::<A>::try_parse_from(argv).map(|c| c.args)
     }
 }
+
+/// The forwarder's side of a client connection, for unit tests that script one.
+#[cfg(test)]
+mod test_forwarder {
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+
+    use bytes::BytesMut;
+    use trajan_wire::tlv::frame_len;
+    use trajan_wire::{Interest, MAX_PACKET_SIZE};
+
+    /// The next Interest the client sent on `s` (`rx` holds what was read past
+    /// the last one); panics if the connection ends or its read timeout passes.
+    pub fn next_interest(s: &mut UnixStream, rx: &mut BytesMut) -> Interest {
+        loop {
+            if let Some(n) = frame_len(rx, MAX_PACKET_SIZE).unwrap() {
+                return Interest::decode(&rx.split_to(n).freeze()).unwrap();
+            }
+            let mut b = [0u8; 4096];
+            let n = s.read(&mut b).unwrap();
+            assert!(n > 0);
+            rx.extend_from_slice(&b[..n]);
+        }
+    }
+}

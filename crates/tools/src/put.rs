@@ -1,6 +1,7 @@
 //! `trajan put`: publishes a file as versioned, segmented Data
 //! (`<prefix>/v=<ms>/seg=<n>`, FinalBlockId on every segment) and serves it until
-//! stopped, like ndnputchunks and `ndnd put`. Both ways of discovering the version
+//! stopped, like ndnputchunks and `ndnd put`. A name that ends in a version
+//! (`/a/v=5`) is published as that version, as ndnputchunks does. Both ways of discovering the version
 //! are answered: a CanBePrefix Interest for the prefix (as `trajan get` sends) gets
 //! segment 0, and an RDR metadata Interest `<prefix>/32=metadata` (as ndncatchunks
 //! and `ndnd cat` send) gets `<prefix>/32=metadata/v=<ms>/seg=0` whose content names
@@ -14,7 +15,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use trajan_wire::data::DataBuilder;
-use trajan_wire::tlv::write_tlv;
+use trajan_wire::tlv::{read_nonneg, write_tlv};
 use trajan_wire::types::{FINAL_BLOCK_ID, KEYWORD_COMPONENT, SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name, MAX_PACKET_SIZE};
 
@@ -31,7 +32,7 @@ pub const RDR_METADATA: &[u8] = b"metadata";
 /// Arguments of `trajan put`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PutArgs {
-    /// Name prefix to publish under; version and segment components are appended
+    /// Name prefix to publish under; a version (v=<now in ms>) is appended unless the name ends with one, then segment numbers
     #[arg(value_parser = name_arg)]
     pub prefix: Name,
     /// File to publish ("-" reads standard input)
@@ -39,8 +40,8 @@ pub struct PutArgs {
     /// FreshnessPeriod of every segment, in milliseconds
     #[arg(long, default_value_t = 10_000)]
     pub freshness: u64,
-    /// Content bytes per segment
-    #[arg(long, default_value_t = DEFAULT_SEGMENT_SIZE, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
+    /// Content bytes per segment (at most about 8.7 kB: a segment, name and signature included, must fit NDN's 8800-byte packet limit)
+    #[arg(long, default_value_t = DEFAULT_SEGMENT_SIZE, value_parser = segment_size_arg)]
     pub segment_size: usize,
     /// Exit once every segment has been sent at least once (and Interests have stopped coming)
     #[arg(long)]
@@ -51,6 +52,55 @@ pub struct PutArgs {
     /// How to reach the forwarder (`--transport`, `--udp-ports`).
     #[command(flatten)]
     pub client: ClientArgs,
+}
+
+/// Segment `seg` of `versioned`, the last being `last`, before its content.
+fn segment(versioned: &Name, seg: u64, last: u64, freshness_ms: u64) -> DataBuilder {
+    DataBuilder::new(versioned.append_number(SEGMENT_COMPONENT, seg)).freshness_ms(freshness_ms).final_segment(last)
+}
+
+/// The most content bytes a segment of `versioned` can carry when the last is
+/// `last`, so that the whole Data, name and signature included, fits NDN's
+/// packet limit. The name's length sets it, so no one bound suits every
+/// prefix: checking it before cutting the file says what would fit.
+pub fn max_segment_size(versioned: &Name, last: u64, freshness_ms: u64) -> usize {
+    // Long enough that the Content's and the Data's lengths take three bytes,
+    // as they do near the limit; the last segment's number is the widest.
+    const PROBE: usize = 253;
+    let probe = segment(versioned, last, last, freshness_ms).build(&[0; PROBE]);
+    MAX_PACKET_SIZE.saturating_sub(probe.len() - PROBE)
+}
+
+/// `--segment-size`: from 1 to what a segment of the shortest name `put`
+/// publishes (`/v=<now>/seg=0`) can carry, so that a size no prefix can use is
+/// refused as the options are read. [`Publication::new`] checks the bound of
+/// the prefix given, which a longer name lowers.
+fn segment_size_arg(s: &str) -> Result<usize, String> {
+    let most = max_segment_size(&Name::root().append_number(VERSION_COMPONENT, now_ms()), 0, 0);
+    match s.parse() {
+        Ok(n) if (1..=most).contains(&n) => Ok(n),
+        _ => Err(format!("not a number from 1 to {most}: a segment, name and signature included, must fit the {MAX_PACKET_SIZE}-byte packet limit")),
+    }
+}
+
+/// The prefix to publish under and the version to publish: the one `name`
+/// ends with, or now in milliseconds.
+///
+/// A version given is kept, not followed by another: `/a/v=5/v=<now>` is
+/// found neither by `trajan get /a/v=5`, which takes a name that ends in a
+/// version as the version to fetch, nor by ndncatchunks. ndnputchunks keeps
+/// it too ("appended as needed"). The prefix registered (and asked for the
+/// RDR metadata) is the one before the version, where consumers discover it.
+pub fn split_version(name: &Name) -> anyhow::Result<(Name, u64)> {
+    let Some(last) = name.last().filter(|c| c.typ == VERSION_COMPONENT) else {
+        return Ok((name.clone(), now_ms()));
+    };
+    let prefix = name.prefix(name.len() - 1);
+    match read_nonneg(last.value) {
+        // Only the shortest encoding publishes the very name given.
+        Ok(v) if prefix.append_number(VERSION_COMPONENT, v) == *name => Ok((prefix, v)),
+        _ => bail!("{name} ends in a version component that is not a version number: publish under {prefix}/v=<number>, or under {prefix} for a version of now"),
+    }
 }
 
 /// A file cut into signed segments, ready to answer Interests.
@@ -74,18 +124,16 @@ impl Publication {
         let versioned = prefix.append_number(VERSION_COMPONENT, version);
         let count = content.len().div_ceil(segment_size).max(1);
         let last = count as u64 - 1;
+        let most = max_segment_size(&versioned, last, freshness_ms);
+        if segment_size.min(content.len()) > most {
+            bail!("a segment of {versioned} carries at most {most} content bytes within the {MAX_PACKET_SIZE}-byte packet limit: lower --segment-size to {most} or less");
+        }
         let segments: Vec<Bytes> = (0..count)
             .map(|i| {
                 let chunk = &content[(i * segment_size).min(content.len())..((i + 1) * segment_size).min(content.len())];
-                DataBuilder::new(versioned.append_number(SEGMENT_COMPONENT, i as u64))
-                    .freshness_ms(freshness_ms)
-                    .final_segment(last)
-                    .build(chunk)
+                segment(&versioned, i as u64, last, freshness_ms).build(chunk)
             })
             .collect();
-        if let Some(big) = segments.iter().find(|s| s.len() > MAX_PACKET_SIZE) {
-            bail!("a segment encodes to {} bytes, over the {MAX_PACKET_SIZE}-byte packet limit: lower --segment-size", big.len());
-        }
         // RDR metadata content: the versioned Name, plus the FinalBlockId as ndnd adds it.
         let metadata_prefix = prefix.append(KEYWORD_COMPONENT, RDR_METADATA);
         let mut meta_content = versioned.to_wire();
@@ -144,9 +192,10 @@ fn read_input(file: &PathBuf) -> anyhow::Result<Vec<u8>> {
 /// Runs `trajan put`: registers the prefix, prints `READY <versioned name> ...` on
 /// standard output once Interests can reach it, and serves until stopped.
 pub fn run(args: PutArgs) -> anyhow::Result<()> {
-    let prefix = &args.prefix;
+    let (prefix, version) = split_version(&args.prefix)?;
+    let prefix = &prefix;
     let content = read_input(&args.file)?;
-    let publication = Publication::new(prefix, now_ms(), &content, args.segment_size, args.freshness)?;
+    let publication = Publication::new(prefix, version, &content, args.segment_size, args.freshness)?;
     let stop = stop_flag(args.exit_after_seconds.map(Duration::from_secs))?;
     let mut client = Client::from_args(&args.client)?;
     client.register(prefix).with_context(|| format!("registering {prefix}"))?;
@@ -231,6 +280,44 @@ mod tests {
         assert_eq!(ask("/f", false), None);
         assert_eq!(ask("/g", true), None);
         assert_eq!(ask("/f/v=42/seg=1/x", true), None);
+    }
+
+    /// The bound `--segment-size` and a publication check is exact: a segment
+    /// that carries it fills the packet limit to the byte, and one byte more is
+    /// refused before the file is cut, saying what fits.
+    #[test]
+    fn segment_size_is_bounded_by_the_packet_limit() {
+        let prefix: Name = "/a/rather/long/prefix/for/a/file".parse().unwrap();
+        let most = max_segment_size(&prefix.append_number(VERSION_COMPONENT, 7), 0, 500);
+        let fits = Publication::new(&prefix, 7, &vec![1; most], most, 500).unwrap();
+        assert_eq!(fits.segments[0].len(), MAX_PACKET_SIZE);
+        let e = Publication::new(&prefix, 7, &vec![1; most + 1], most + 1, 500).unwrap_err().to_string();
+        assert!(e.contains(&format!("lower --segment-size to {most} or less")), "{e}");
+        // A size larger than the file is no segment's size.
+        Publication::new(&prefix, 7, b"small", most + 1, 500).unwrap();
+
+        let shortest = max_segment_size(&Name::root().append_number(VERSION_COMPONENT, now_ms()), 0, 0);
+        assert!((most..MAX_PACKET_SIZE).contains(&shortest), "{shortest}");
+        let size = |n: usize| parse::<PutArgs>(&["put", "/a", "f", "--segment-size", &n.to_string()]).map(|c| c.segment_size);
+        assert_eq!(size(shortest).unwrap(), shortest);
+        for refused in [0, shortest + 1, 65535] {
+            let e = size(refused).unwrap_err().to_string();
+            assert!(e.contains(&format!("not a number from 1 to {shortest}")), "{e}");
+        }
+    }
+
+    /// A name that ends in a version is published as that version, under the
+    /// name before it; any other name gets a version of now.
+    #[test]
+    fn a_version_given_is_published_as_given() {
+        let split = |uri: &str| split_version(&uri.parse().unwrap()).map(|(p, v)| (p.to_string(), v));
+        assert_eq!(split("/vv/v=5").unwrap(), ("/vv".to_owned(), 5));
+        assert_eq!(split("/vv/x").unwrap().0, "/vv/x");
+        // Not a NonNegativeInteger, or not its shortest encoding (which would publish another name).
+        for odd in ["/vv/54=%01%02%03", "/vv/54=%00%05"] {
+            let e = split(odd).unwrap_err().to_string();
+            assert!(e.contains("not a version number: publish under /vv/v=<number>"), "{e}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! object through it, fetch it back through it, and print how to reach the router,
 //! so a newcomer sees it working with one command.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -83,7 +83,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let started = Instant::now();
     let mut content = Vec::new();
-    let summary = fetch(&get, &mut content);
+    // No stop signal of its own: a signal stops the router, which ends this bounded fetch.
+    let summary = fetch(&get, &mut content, &AtomicUsize::new(0));
     let elapsed = started.elapsed();
 
     match &config_file {

@@ -109,7 +109,10 @@ fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("trajan: {e:#}");
-            std::process::ExitCode::FAILURE
+            match e.downcast_ref::<trajan_tools::stop::Interrupted>() {
+                Some(i) => std::process::ExitCode::from(i.exit_status()),
+                None => std::process::ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -125,5 +128,13 @@ mod tests {
             panic!("not `run`");
         };
         assert_eq!(args.load().unwrap().faces.unix_path.as_os_str(), "");
+    }
+
+    /// Help says what an option does, not how the code parses it.
+    #[test]
+    fn run_help_leaves_out_parsing_notes() {
+        use clap::CommandFactory;
+        let help = Cli::command().find_subcommand_mut("run").unwrap().render_long_help().to_string();
+        assert!(help.contains("\"\" disables it") && !help.contains("clap"), "{help}");
     }
 }

@@ -13,7 +13,7 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub config: Option<PathBuf>,
     /// Unix socket path for local applications (overrides faces.unix_path; "" disables it).
-    /// Parsed as an OS string: clap's path parser refuses the empty one.
+    // Parsed as an OS string: clap's path parser refuses the empty one.
     #[arg(long, value_parser = clap::builder::TypedValueParser::map(clap::builder::OsStringValueParser::new(), PathBuf::from))]
     pub unix: Option<PathBuf>,
     /// UDP listen address (repeatable; overrides faces.udp_listen).

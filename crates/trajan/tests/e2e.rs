@@ -25,7 +25,10 @@ fn put_and_fetch(r: &Router, name: &str, size: usize, seed: u64) {
 
 #[test]
 fn put_then_get_through_the_router() {
-    put_and_fetch(&Router::start(), "/e2e/file", 300_000, 1);
+    let r = Router::start();
+    put_and_fetch(&r, "/e2e/file", 300_000, 1);
+    // A version given is published as given, so fetching that name finds it.
+    put_and_fetch(&r, "/e2e/given/v=5", 20_000, 2);
 }
 
 #[test]
@@ -574,4 +577,37 @@ fn a_closed_output_pipe_ends_a_tool_quietly() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(141), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
+}
+
+/// SIGINT or SIGTERM during `trajan get -o FILE` removes the partial file and
+/// exits as a shell reports that signal, saying so in one line. The forwarder
+/// is a socket that takes the Interests and never answers them.
+#[test]
+fn an_interrupted_get_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("silent.sock");
+    let _silent = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let transport = format!("unix://{}", sock.display());
+    let out = dir.path().join("obj.bin");
+    for (sig, status) in [("INT", 130), ("TERM", 143)] {
+        let mut child = std::process::Command::new(trajan())
+            .args(["get", "/silent/obj", "-o", out.to_str().unwrap(), "--timeout", "60000", "--transport", &transport])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let partial = dir.path().join(format!(".obj.bin.part-{}", child.id()));
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !partial.exists() {
+            assert!(std::time::Instant::now() < deadline, "get never started writing {}", partial.display());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        unsafe_free_signal(child.id(), sig);
+        let exit = wait_bounded(&mut child, Duration::from_secs(20)).expect("get ends");
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(exit.code(), Some(status), "SIG{sig}: {stderr}");
+        assert_eq!(stderr, format!("trajan: interrupted by SIG{sig}\n"));
+        assert!(!partial.exists() && !out.exists(), "SIG{sig} left output behind");
+    }
 }
