@@ -43,6 +43,14 @@ pub struct ForwarderCounters {
     /// Interests dropped because the PIT was full (of entries, or of in-records
     /// beyond the entries' inline ones).
     pub pit_full: u64,
+    /// Interests from a new face dropped because their PIT entry already held
+    /// [`trajan_tables::MAX_IN_RECORDS`] in-records: one name with a crowd, or
+    /// an attacker, asking for it.
+    pub in_records_full: u64,
+    /// Downstreams (face and PIT token) a Data was not sent to because it
+    /// had more than [`MAX_DOWNSTREAMS`](crate::forwarder::MAX_DOWNSTREAMS):
+    /// their entries are satisfied all the same, and the consumers retransmit.
+    pub downstreams_cut: u64,
     /// Interests answered from the content store.
     pub cs_hits: u64,
     /// Nacks or Data arriving for an unknown face or PIT entry.

@@ -19,7 +19,7 @@ pub mod strategy;
 
 pub use counters::{ForwarderCounters, PacketCounters};
 pub use faces::{FaceMeta, FaceTable};
-pub use forwarder::{EngineConfig, Forwarder, Outgoing, MAX_FORWARDING_HINTS};
+pub use forwarder::{EngineConfig, Forwarder, Outgoing, MAX_DOWNSTREAMS, MAX_FORWARDING_HINTS};
 pub use phases::PhaseNs;
 pub use strategy::StrategyKind;
 pub use trajan_tables::FaceId;

@@ -1,7 +1,8 @@
 //! Behaviour of the forwarding pipeline, driven entirely in memory.
 
 use bytes::Bytes;
-use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind, MAX_FORWARDING_HINTS};
+use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing, StrategyKind, MAX_DOWNSTREAMS, MAX_FORWARDING_HINTS};
+use trajan_tables::MAX_IN_RECORDS;
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket};
 use trajan_wire::{Data, Interest, NackReason, Name};
@@ -201,6 +202,112 @@ fn aggregation_beyond_the_inline_records_is_bounded_by_the_pit_capacity() {
     answered.sort();
     assert_eq!(answered, faces[..faces.len() - 1], "every recorded face gets the Data");
     assert_eq!((f.pcct.pit.len(), f.pcct.pit.extra_in_records()), (0, 0));
+}
+
+/// `i` with the NDNLPv2 PIT token `token`, encoded.
+fn tokened(i: &Interest, token: &[u8]) -> Bytes {
+    LpPacket::wrap(&i.encode(), &LpHeaders { pit_token: Some(Bytes::copy_from_slice(token)), ..Default::default() })
+}
+
+/// A forwarder with `n` point-to-point consumer faces (returned) and the
+/// producer, which `/a` is routed to.
+fn crowd(n: u32) -> (Forwarder, Vec<u32>) {
+    let mut f = Forwarder::new(&EngineConfig::default(), 0);
+    let faces: Vec<u32> = (1000..1000 + n).collect();
+    for &id in faces.iter().chain(&[PRODUCER]) {
+        f.add_face(id, FaceMeta { point_to_point: true, ..Default::default() });
+    }
+    f.fib.add_nexthop(&name("/a"), PRODUCER, 10);
+    (f, faces)
+}
+
+/// [`run`] for more packets than a burst.
+fn run_bursts(f: &mut Forwarder, now: u64, input: Vec<(u32, Bytes)>) -> Vec<Outgoing> {
+    input.chunks(64).flat_map(|burst| run(f, now, burst.to_vec())).collect()
+}
+
+/// A Data satisfying several entries (its name's and its prefixes' with
+/// CanBePrefix) goes once to each downstream and PIT token, however many of
+/// those entries it is recorded in: a face asking under one token twice gets
+/// one copy, under two tokens two.
+#[test]
+fn a_downstream_shared_by_several_entries_gets_the_data_once_per_token() {
+    let mut f = forwarder();
+    let prefix = |n: &str, nonce| Interest { can_be_prefix: true, ..interest(n, nonce) };
+    let input = vec![
+        (CONSUMER, tokened(&interest("/a/x/y", 1), b"t1")),
+        (CONSUMER, tokened(&prefix("/a/x", 2), b"t1")),
+        (CONSUMER, tokened(&prefix("/a", 3), b"t1")),
+        (CONSUMER2, tokened(&interest("/a/x/y", 4), b"t2")),
+        (CONSUMER2, tokened(&prefix("/a/x", 5), b"t3")),
+        (CONSUMER2, tokened(&prefix("/a", 6), b"t2")),
+    ];
+    run(&mut f, 0, input);
+    assert_eq!(f.pcct.pit.len(), 3);
+    let d = data("/a/x/y", None);
+    let out = run(&mut f, 1, vec![(PRODUCER, d.clone())]);
+    let mut sent: Vec<(u32, Bytes)> = out.iter().map(|o| (o.face, decode(o).3.expect("a token"))).collect();
+    sent.sort();
+    let expected = [(CONSUMER, "t1"), (CONSUMER2, "t2"), (CONSUMER2, "t3")].map(|(f, t)| (f, Bytes::from(t)));
+    assert_eq!(sent, expected);
+    assert!(out.iter().all(|o| decode(o).1.is_some_and(|data| *data.wire() == d)));
+    assert_eq!((f.counters.satisfied_interests, f.counters.packets.out_data, f.counters.downstreams_cut), (3, 3, 0));
+    assert_eq!(f.pcct.pit.len(), 0);
+}
+
+/// One Data is sent to at most [`MAX_DOWNSTREAMS`] downstreams: the rest are
+/// counted, and every entry it matched is satisfied all the same.
+#[test]
+fn the_downstreams_of_one_data_are_capped_and_the_rest_counted() {
+    // Nine entries (the name's and eight prefixes'), each asked for by every
+    // face under its own token: a face more than the cap allows.
+    let entries = 9;
+    let n = (MAX_DOWNSTREAMS / (entries - 1)) as u32;
+    assert!(n as usize <= MAX_IN_RECORDS, "each entry takes every face");
+    let (mut f, faces) = crowd(n);
+    let full: Name = name("/a/1/2/3/4/5/6/7/8");
+    let mut input = Vec::new();
+    for (k, &face) in faces.iter().enumerate() {
+        for len in 1..=entries {
+            let i = Interest { can_be_prefix: len < entries, ..interest(&full.prefix(len).to_string(), (k * entries + len) as u32) };
+            input.push((face, tokened(&i, &[len as u8])));
+        }
+    }
+    run_bursts(&mut f, 0, input);
+    assert_eq!((f.pcct.pit.len(), f.counters.pit_full, f.counters.in_records_full), (entries, 0, 0));
+    let out = run(&mut f, 1, vec![(PRODUCER, data("/a/1/2/3/4/5/6/7/8", None))]);
+    assert_eq!(out.len(), MAX_DOWNSTREAMS);
+    let mut sent: Vec<(u32, Bytes)> = out.iter().map(|o| (o.face, decode(o).3.expect("a token"))).collect();
+    sent.sort();
+    sent.dedup();
+    assert_eq!(sent.len(), MAX_DOWNSTREAMS, "each downstream once");
+    assert_eq!(f.counters.downstreams_cut, (entries * n as usize - MAX_DOWNSTREAMS) as u64);
+    assert_eq!((f.counters.satisfied_interests, f.counters.packets.out_data), (entries as u64, MAX_DOWNSTREAMS as u64));
+    assert_eq!((f.pcct.pit.len(), f.pcct.pit.extra_in_records()), (0, 0));
+}
+
+/// One PIT entry records at most [`MAX_IN_RECORDS`] faces: an Interest from
+/// one more is dropped and counted, while a face already recorded still
+/// refreshes its record (its new PIT token is the one the Data echoes).
+#[test]
+fn an_entry_at_its_in_record_cap_drops_a_new_face_but_takes_a_refresh() {
+    let (mut f, faces) = crowd(MAX_IN_RECORDS as u32 + 1);
+    let (last, recorded) = faces.split_last().unwrap();
+    let input = recorded.iter().map(|&face| (face, tokened(&interest("/a/x", face), b"old"))).collect();
+    assert_eq!(run_bursts(&mut f, 0, input).iter().filter(|o| o.face == PRODUCER).count(), 1);
+    let out = run(&mut f, 1, vec![(*last, tokened(&interest("/a/x", 1), b"new"))]);
+    assert!(out.is_empty());
+    assert_eq!((f.counters.in_records_full, f.counters.pit_full), (1, 0));
+    let refreshed = recorded[0];
+    run(&mut f, 2, vec![(refreshed, tokened(&interest("/a/x", 2), b"new"))]);
+    assert_eq!(f.counters.in_records_full, 1, "a refresh is not refused");
+    let out = run(&mut f, 3, vec![(PRODUCER, data("/a/x", None))]);
+    assert_eq!(out.len(), MAX_IN_RECORDS);
+    assert!(out.iter().all(|o| o.face != *last));
+    for o in &out {
+        let token = decode(o).3.expect("a token");
+        assert_eq!(token, if o.face == refreshed { "new" } else { "old" }, "face {}", o.face);
+    }
 }
 
 #[test]

@@ -679,7 +679,8 @@ fn cs_info(fwd: &Forwarder, total: &ShardStats) -> CsInfo {
 /// packets (`dispatched`: handed over by the I/O thread; `direct`: read on its own
 /// port of the hash face; `punted`: read there but handed back), exchanges, shard
 /// sizes and what its engine dropped and why (malformed, scope, loop, no route,
-/// hop limit, PIT full, stray Nacks), then their sum, then the I/O thread's own
+/// hop limit, PIT full, an entry's in-records full, downstreams of a Data cut,
+/// stray Nacks), then their sum, then the I/O thread's own
 /// drops (what no face could be charged with) and the bytes held in send queues
 /// and for reassembly. Text rather than TLV because
 /// it is for people (`trajan status`) and has no NFD counterpart to stay compatible
@@ -689,7 +690,7 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
         let p = &s.counters.packets;
         format!(
             "{who}: dispatched={} in-interests={} in-data={} in-nacks={} out-interests={} out-data={} satisfied={} unsatisfied={} unsolicited-data={} pit={} cs={} cs-hits={} ring-drops={} direct={} punted={} \
-             malformed={} scope-violations={} loops={} no-route={} hop-limit-drops={} pit-full={} dropped-nacks={}\n",
+             malformed={} scope-violations={} loops={} no-route={} hop-limit-drops={} pit-full={} in-records-full={} downstreams-cut={} dropped-nacks={}\n",
             s.dispatched,
             p.in_interests,
             p.in_data,
@@ -711,6 +712,8 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
             s.counters.no_route,
             s.counters.hop_limit_drops,
             s.counters.pit_full,
+            s.counters.in_records_full,
+            s.counters.downstreams_cut,
             s.counters.dropped_nacks,
         )
     };
@@ -849,9 +852,11 @@ mod tests {
         let mut two = ShardStats::default();
         (two.counters.pit_full, two.counters.no_route, two.counters.hop_limit_drops) = (5, 7, 11);
         (two.counters.scope_violations, two.counters.dropped_nacks) = (13, 17);
+        (one.counters.in_records_full, two.counters.in_records_full, two.counters.downstreams_cut) = (19, 23, 29);
         let text = String::from_utf8(workers_text(&[one, two], &r.io)).unwrap();
         let total = text.lines().find(|l| l.starts_with("total:")).expect("a total line");
-        for field in ["malformed=1 ", "scope-violations=13 ", "loops=3 ", "no-route=7 ", "hop-limit-drops=11 ", "pit-full=7 ", "dropped-nacks=17"] {
+        let fields = ["malformed=1 ", "scope-violations=13 ", "loops=3 ", "no-route=7 ", "hop-limit-drops=11 ", "pit-full=7 ", "in-records-full=42 ", "downstreams-cut=29 ", "dropped-nacks=17"];
+        for field in fields {
             assert!(total.contains(field), "{field} in {total}");
         }
         assert!(text.lines().next().unwrap().contains(" pit-full=2 "), "{text}");

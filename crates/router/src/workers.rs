@@ -274,6 +274,8 @@ fn add_forwarder(a: &mut ForwarderCounters, b: &ForwarderCounters) {
     a.no_route += b.no_route;
     a.hop_limit_drops += b.hop_limit_drops;
     a.pit_full += b.pit_full;
+    a.in_records_full += b.in_records_full;
+    a.downstreams_cut += b.downstreams_cut;
     a.cs_hits += b.cs_hits;
     a.dropped_nacks += b.dropped_nacks;
 }

@@ -36,7 +36,7 @@ pub use fib::{Fib, FibEntry, FibPrefix, FibReader, FibSource, FibVariant, FibWri
 pub use lpm::LpmTable;
 pub use name_key::{NameHasher, NameKey};
 pub use pcct::{Pcct, Probe};
-pub use pit::{InRecord, OutRecord, Pit, PitEntry, PitFull, PitId, IN_RECORDS_INLINE};
+pub use pit::{InRecord, InRecordRefused, OutRecord, Pit, PitEntry, PitFull, PitId, IN_RECORDS_INLINE, MAX_IN_RECORDS};
 pub use timer_wheel::{TimerId, TimerWheel};
 
 /// Identifies a face (a link to a neighbour or an application). Faces are numbered

@@ -32,14 +32,44 @@ pub const ARM_BATCH: usize = 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PitId(Key);
 
-/// The PIT is at capacity (in entries, or in in-records beyond the entries'
-/// inline ones): a new Interest cannot be recorded and is dropped.
+/// The PIT is at capacity in entries: a new Interest cannot be recorded and
+/// is dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("PIT is full")]
 pub struct PitFull;
 
+/// Why [`Pit::upsert_in_record`] refused a new face's in-record: the Interest
+/// is dropped, and the engine counts each reason apart, as one says the PIT
+/// is short of room and the other that one name has a crowd (or an attacker)
+/// asking for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InRecordRefused {
+    /// The PIT holds as many in-records beyond the entries' inline ones as it
+    /// may hold entries.
+    #[error("PIT is full")]
+    PitFull,
+    /// The entry holds [`MAX_IN_RECORDS`] already.
+    #[error("PIT entry has as many downstreams as it may have")]
+    EntryFull,
+}
+
 /// In-records a [`PitEntry`] holds without a heap allocation.
 pub const IN_RECORDS_INLINE: usize = 4;
+
+/// In-records one [`PitEntry`] holds at most; an Interest from a further face
+/// is dropped ([`InRecordRefused::EntryFull`]), a refresh from a face already
+/// recorded is not. Every Interest aggregated into an entry walks its records
+/// (for the face's own, the Nonces of a loop, the latest expiry) about five
+/// times, so without a bound one name asked for from every face (16,384 by
+/// default, and an on-demand UDP face costs an attacker a source port) made
+/// each further Interest cost ~145 µs; the cost grows with the records, so
+/// 1,024 cuts it sixteenfold. A legitimate fan-in is the consumers of one
+/// router asking for one name within the same round trip upstream (a live
+/// segment, a popular object as it first appears), each on its own face:
+/// hundreds would already be a large crowd at one router. NFD bounds nothing
+/// here. A consumer past the bound retransmits, and once the Data has come it
+/// is answered from the CS.
+pub const MAX_IN_RECORDS: usize = 1024;
 
 /// A downstream that asked for the entry's Data.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,9 +127,9 @@ pub struct PitEntry {
     pub hop_limit: Option<u8>,
     /// Who is waiting. Four fit inline (NDN-DPDK's entry keeps six before an
     /// extension), so aggregating the Interests of up to four consumers
-    /// allocates nothing. Read it here; add and remove records through
-    /// [`Pit::upsert_in_record`] and [`Pit::remove_in_record`], which bound
-    /// those beyond the four.
+    /// allocates nothing. One per face. Read it here; add and remove records
+    /// through [`Pit::upsert_in_record`] and [`Pit::remove_in_record`], which
+    /// bound those beyond the four and those of one entry ([`MAX_IN_RECORDS`]).
     pub in_records: SmallVec<[InRecord; IN_RECORDS_INLINE]>,
     /// Where the Interest went; usually one upstream, so two fit inline.
     pub out_records: SmallVec<[OutRecord; 2]>,
@@ -399,23 +429,30 @@ impl Pit {
     }
 
     /// Records (or refreshes) `face`'s Interest in entry `id` and sets the
-    /// entry's expiry to the latest in-record expiry. A record beyond the
-    /// entry's inline four is refused ([`PitFull`], the Interest is dropped)
-    /// while the PIT holds as many such records as it may hold entries. An
-    /// entry that is gone takes nothing.
+    /// entry's expiry to the latest in-record expiry. A new face's record is
+    /// refused (the Interest is dropped) when the entry holds
+    /// [`MAX_IN_RECORDS`] ([`InRecordRefused::EntryFull`]), or when it goes
+    /// beyond the entry's inline four while the PIT holds as many such records
+    /// as it may hold entries ([`InRecordRefused::PitFull`]). An entry that is
+    /// gone takes nothing.
     ///
     /// The PIT token is copied (at most 32 bytes): received, it is a view of
     /// its packet, up to 8,800 bytes the entry would otherwise hold for each
     /// face. (The entry's first record, [`PitEntry::add_first_in_record`],
     /// keeps its view: the entry holds that Interest anyway.)
-    pub fn upsert_in_record(&mut self, id: PitId, face: FaceId, nonce: u32, expiry_ms: u64, pit_token: Option<Bytes>) -> Result<(), PitFull> {
+    pub fn upsert_in_record(&mut self, id: PitId, face: FaceId, nonce: u32, expiry_ms: u64, pit_token: Option<Bytes>) -> Result<(), InRecordRefused> {
         let Some(s) = self.entries.get_mut(id.0) else { return Ok(()) };
         let e = &mut s.entry;
-        let extra = e.in_records.len() >= IN_RECORDS_INLINE && e.in_record_mut(face).is_none();
-        if extra && self.extra_in_records >= self.capacity {
-            return Err(PitFull);
+        let records = e.in_records.len();
+        if records >= IN_RECORDS_INLINE && e.in_record_mut(face).is_none() {
+            if records >= MAX_IN_RECORDS {
+                return Err(InRecordRefused::EntryFull);
+            }
+            if self.extra_in_records >= self.capacity {
+                return Err(InRecordRefused::PitFull);
+            }
+            self.extra_in_records += 1;
         }
-        self.extra_in_records += extra as usize;
         e.upsert_in_record(face, nonce, expiry_ms, pit_token.map(|t| Bytes::copy_from_slice(&t)));
         Ok(())
     }
@@ -707,13 +744,13 @@ mod tests {
             assert_eq!(pit.pit.upsert_in_record(a, face, face, 1000, None), Ok(()));
         }
         assert_eq!(pit.pit.extra_in_records(), 2);
-        assert_eq!(pit.pit.upsert_in_record(a, faces + 3, 0, 1000, None), Err(PitFull), "a third beyond the inline ones");
+        assert_eq!(pit.pit.upsert_in_record(a, faces + 3, 0, 1000, None), Err(InRecordRefused::PitFull), "a third beyond the inline ones");
         assert_eq!(pit.pit.upsert_in_record(a, faces + 2, 7, 2000, None), Ok(()), "a face with a record refreshes it");
         assert_eq!(pit.pit.get(a).unwrap().expiry_ms, 2000);
         for face in 1..=faces {
             assert_eq!(pit.pit.upsert_in_record(b, face, 0, 1000, None), Ok(()), "inline records are not bounded");
         }
-        assert_eq!(pit.pit.upsert_in_record(b, faces + 1, 0, 1000, None), Err(PitFull));
+        assert_eq!(pit.pit.upsert_in_record(b, faces + 1, 0, 1000, None), Err(InRecordRefused::PitFull));
         // Removing a record gives back a share only while the entry has extras.
         assert!(pit.pit.remove_in_record(a, 1).is_some());
         assert_eq!(pit.pit.extra_in_records(), 1);
@@ -734,6 +771,26 @@ mod tests {
         assert_eq!(pit.pit.extra_in_records(), 0);
         assert_eq!(pit.pit.upsert_in_record(c, 1, 0, 1000, None), Ok(()), "a gone entry takes nothing");
         assert_eq!(pit.pit.extra_in_records(), 0);
+    }
+
+    /// One entry holds at most [`MAX_IN_RECORDS`] records, however much room
+    /// the PIT has: a further face is refused, a recorded one still refreshes
+    /// its record, and one that leaves makes room for another.
+    #[test]
+    fn one_entry_holds_at_most_max_in_records() {
+        let mut pit = Pcct::new(usize::MAX, 0, 0);
+        let id = insert(&mut pit, "/a", false, false, 0);
+        let faces = MAX_IN_RECORDS as FaceId;
+        for face in 1..=faces {
+            assert_eq!(pit.pit.upsert_in_record(id, face, face, 1000, None), Ok(()));
+        }
+        assert_eq!(pit.pit.upsert_in_record(id, faces + 1, 0, 1000, None), Err(InRecordRefused::EntryFull));
+        assert_eq!(pit.pit.upsert_in_record(id, faces, 7, 2000, None), Ok(()), "a face with a record refreshes it");
+        let e = pit.pit.get(id).unwrap();
+        assert_eq!((e.in_records.len(), e.expiry_ms), (MAX_IN_RECORDS, 2000));
+        assert_eq!(pit.pit.extra_in_records(), MAX_IN_RECORDS - IN_RECORDS_INLINE);
+        assert!(pit.pit.remove_in_record(id, 1).is_some());
+        assert_eq!(pit.pit.upsert_in_record(id, faces + 1, 0, 1000, None), Ok(()));
     }
 
     #[test]
