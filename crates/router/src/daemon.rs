@@ -226,9 +226,7 @@ impl Daemon {
         };
         let route = Route { face, origin: ORIGIN_STATIC, cost: r.cost, flags: 1, expires_ms: None };
         self.rib.register(&mut self.fwd.fib, &prefix, route);
-        if let Some(w) = &mut self.workers {
-            w.broadcast(Change::route(&self.fwd, &prefix));
-        }
+        self.rib_to_workers();
         self.static_routes.push((r.clone(), face));
         Ok(())
     }
@@ -348,6 +346,7 @@ impl Daemon {
         // before the burst is processed.
         self.fwd.tick(now);
         self.rib.expire(&mut self.fwd.fib, now);
+        self.rib_to_workers();
         let mut burst = std::mem::take(&mut self.burst);
         self.forward(now, &mut burst);
         self.burst = burst;
@@ -390,6 +389,7 @@ impl Daemon {
             self.last_tick = now;
             self.fwd.tick(now);
             self.rib.expire(&mut self.fwd.fib, now);
+            self.rib_to_workers();
         }
         if !self.burst.is_empty() {
             let mut burst = std::mem::take(&mut self.burst);
@@ -505,11 +505,9 @@ impl Daemon {
         // Faces and packets from the datagrams the workers handed back.
         self.dispatch_events(&mut events, now);
         self.events = events;
-        let workers = self.workers.as_mut().expect("dispatch mode");
-        for prefix in self.rib.expire(&mut self.fwd.fib, now) {
-            workers.broadcast(Change::route(&self.fwd, &prefix));
-        }
-        workers.notify();
+        self.rib.expire(&mut self.fwd.fib, now);
+        self.rib_to_workers();
+        self.workers.as_mut().expect("dispatch mode").notify();
         self.routes_to_io();
         self.io.flush();
         #[cfg(feature = "dpdk")]
@@ -549,6 +547,19 @@ impl Daemon {
         if let Some(w) = &mut self.workers {
             w.broadcast(Change::Face(id, None));
         }
+        self.rib_to_workers();
+    }
+
+    /// Brings the workers' FIB replicas to the entries the RIB rewrote: a
+    /// route's change reaches the names under its own that inherit it (one
+    /// worker reads the control replica itself, and there is nothing to bring).
+    pub(crate) fn rib_to_workers(&mut self) {
+        let (fwd, workers) = (&self.fwd, &mut self.workers);
+        self.rib.drain_refreshed(|prefix| {
+            if let Some(w) = workers {
+                w.broadcast(Change::route(fwd, prefix));
+            }
+        });
     }
 
     /// Where the workers run (empty with one worker, which runs on this thread).

@@ -32,12 +32,12 @@
 //! handlers give, with a body on success; a dataset decodes and describes the
 //! tables as they are; a refused command changes nothing, a successful one
 //! what it says; and after every request the FIB holds what the RIB derives
-//! (the cheapest route per prefix and face) besides what `fib` commands and
-//! the daemon put there, routes and next hops name only faces the forwarder
-//! has, management's own prefixes still reach the internal face, the faces
-//! agree with the I/O layer's, LocalFieldsEnabled is only on local faces,
-//! persistency never falls, the root keeps a strategy, and expired routes are
-//! gone.
+//! (per prefix and face, the cheapest own or else inherited route) besides
+//! what `fib` commands and the daemon put there, routes and next hops name
+//! only faces the forwarder has, management's own prefixes still reach the
+//! internal face, the faces agree with the I/O layer's, LocalFieldsEnabled is
+//! only on local faces, persistency never falls, the root keeps a strategy,
+//! and expired routes are gone.
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -52,7 +52,7 @@ use trajan_wire::lp::{LpHeaders, CACHE_POLICY_NO_CACHE};
 use trajan_wire::mgmt::{
     dataset_name, decode_list, parse_request, ControlParameters, ControlResponse, CsInfo, FaceQueryFilter, FaceStatus, FibEntry,
     ForwarderStatus, MgmtScope, Record, RibEntry, StrategyChoice, CONTROL_PARAMETERS, CS_ENABLE_ADMIT, CS_ENABLE_SERVE,
-    FACE_QUERY_FILTER,
+    FACE_QUERY_FILTER, ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT,
 };
 use trajan_wire::signed::{sign_digest_sha256, SignatureFields};
 use trajan_wire::tlv::{read_nonneg, write_tlv};
@@ -234,14 +234,38 @@ impl Tables {
         Tables { rib, fib, strategies, faces, io_faces, cs: (cs.capacity(), flags) }
     }
 
-    /// The FIB's next hops the RIB derives: the cheapest route per prefix and face.
+    /// The FIB's next hops the RIB derives, as NFD derives them: per prefix,
+    /// each face at the cheapest of the prefix's own routes to it, else at the
+    /// cheapest ChildInherit route to it of the longest shorter prefix that
+    /// has one, shorter prefixes read up to the first with a Capture route and
+    /// not at all past the prefix's own Capture.
     fn derived(&self) -> BTreeMap<(Vec<u8>, FaceId), u64> {
-        let mut best = BTreeMap::new();
-        for ((prefix, face, _), (cost, _, _)) in &self.rib {
-            let c = best.entry((prefix.clone(), *face)).or_insert(*cost);
-            *c = (*c).min(*cost);
+        let mut derived = BTreeMap::new();
+        let prefixes: std::collections::BTreeSet<&Vec<u8>> = self.rib.keys().map(|(p, _, _)| p).collect();
+        for prefix in prefixes {
+            let name = Name::from_value(Bytes::copy_from_slice(prefix)).expect("a registered name");
+            let mut faces: BTreeMap<FaceId, u64> = BTreeMap::new();
+            for len in (0..=name.len()).rev() {
+                let level = name.prefix_value(len);
+                let routes = self.rib.range((level.to_vec(), 0, 0)..).take_while(|((p, _, _), _)| p.as_slice() == level);
+                let mut here: BTreeMap<FaceId, u64> = BTreeMap::new();
+                let mut captures = false;
+                for ((_, face, _), &(cost, flags, _)) in routes {
+                    captures |= flags & ROUTE_FLAG_CAPTURE != 0;
+                    if len == name.len() || flags & ROUTE_FLAG_CHILD_INHERIT != 0 {
+                        here.entry(*face).and_modify(|c| *c = cost.min(*c)).or_insert(cost);
+                    }
+                }
+                for (face, cost) in here {
+                    faces.entry(face).or_insert(cost);
+                }
+                if captures {
+                    break;
+                }
+            }
+            derived.extend(faces.into_iter().map(|(face, cost)| ((prefix.clone(), face), cost)));
         }
-        best
+        derived
     }
 }
 
@@ -535,6 +559,7 @@ impl Harness {
     fn tick(&mut self, ms: u64) {
         self.now = self.now.saturating_add(ms);
         self.rib.expire(&mut self.fwd.fib, self.now);
+        self.rib.drain_refreshed(|_| {});
         let now = self.now;
         assert!(self.rib.iter().all(|(_, mut rs)| rs.all(|r| r.expires_ms.is_none_or(|t| t > now))), "a route outlived its expiry at {now}");
     }
@@ -580,6 +605,7 @@ impl Harness {
 
     fn face_down(&mut self, id: FaceId) {
         self.rib.remove_face(&mut self.fwd.fib, id);
+        self.rib.drain_refreshed(|_| {});
         self.fwd.remove_face(id);
     }
 

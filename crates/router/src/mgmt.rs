@@ -192,8 +192,12 @@ impl Management {
             ("cs", "erase") => cs_erase(params, fwd, workers.as_deref_mut()),
             _ => ControlResponse::error(501, "Unsupported command"),
         };
-        if let Some(w) = workers {
-            propagate(&req.module, &req.verb, &resp, fwd, w);
+        match workers {
+            Some(w) => {
+                propagate(&req.module, &req.verb, &resp, fwd, w);
+                rib.drain_refreshed(|prefix| w.broadcast(Change::route(fwd, prefix)));
+            }
+            None => rib.drain_refreshed(|_| {}),
         }
         tracing::debug!(module = %req.module, verb = %req.verb, code = resp.status_code, "management command");
         reply(&interest.name, resp)
@@ -747,10 +751,12 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
 
 /// Brings the workers' replicas to the control replica's state for what a
 /// successful command touched (commands that failed carry no body and changed nothing).
+/// The FIB entries a RIB change rewrote, which reach past the command's own
+/// prefix, come from [`Rib::drain_refreshed`] instead.
 fn propagate(module: &str, verb: &str, resp: &ControlResponse, fwd: &Forwarder, workers: &mut Workers) {
     let Some(body) = &resp.body else { return };
     match (module, verb, &body.name, body.face_id) {
-        ("rib" | "fib", _, Some(name), _) => workers.broadcast(Change::route(fwd, name)),
+        ("fib", _, Some(name), _) => workers.broadcast(Change::route(fwd, name)),
         ("faces", _, _, Some(id)) => workers.broadcast(Change::face(fwd, id.min(u32::MAX as u64) as u32)),
         ("strategy-choice", _, Some(name), _) => workers.broadcast(Change::strategy(fwd, name)),
         ("cs", "config", _, _) => workers.broadcast(Change::cs(fwd, workers.len())),

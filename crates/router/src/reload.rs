@@ -199,9 +199,7 @@ impl Daemon {
         for (r, face) in gone {
             let prefix: Name = r.prefix.parse().expect("registered once, so it parses");
             self.rib.unregister(&mut self.fwd.fib, &prefix, face, ORIGIN_STATIC);
-            if let Some(w) = &mut self.workers {
-                w.broadcast(Change::route(&self.fwd, &prefix));
-            }
+            self.rib_to_workers();
             done.applied.push(format!("route - {} via {} (face {face} stays)", r.prefix, r.face));
         }
         let added: Vec<_> = new.routes.iter().filter(|r| !kept.iter().any(|(k, _)| k == *r)).cloned().collect();

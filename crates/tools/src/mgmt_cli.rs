@@ -40,10 +40,10 @@ pub enum RouteCommand {
         /// Route origin (255 static, 0 app, 128 nlsr)
         #[arg(long, default_value_t = ORIGIN_STATIC)]
         origin: u64,
-        /// Do not apply the route to longer prefixes
+        /// Do not apply the route to longer prefixes (by default they inherit it)
         #[arg(long)]
         no_inherit: bool,
-        /// Hide routes of longer prefixes behind this one
+        /// Keep routes of shorter prefixes from this prefix and the longer ones under it
         #[arg(long)]
         capture: bool,
         /// Remove the route after this many milliseconds [default: never]

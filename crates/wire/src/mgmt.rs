@@ -129,9 +129,10 @@ pub const STATUS_OK: u32 = 200;
 pub const ORIGIN_STATIC: u64 = 255;
 /// Route origin of prefixes registered by applications on their own face.
 pub const ORIGIN_APP: u64 = 0;
-/// Route flag: the route also applies to longer prefixes.
+/// Route flag: the route also applies to longer prefixes (their FIB entries inherit it).
 pub const ROUTE_FLAG_CHILD_INHERIT: u64 = 1;
-/// Route flag: longer prefixes' routes are ignored in favour of this one.
+/// Route flag: routes of shorter prefixes do not apply to this prefix, nor to
+/// the longer prefixes under it.
 pub const ROUTE_FLAG_CAPTURE: u64 = 2;
 
 /// `cs/config`'s and `cs/info`'s Flags bits (NFD's CsFlagBit): whether the
