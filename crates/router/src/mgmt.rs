@@ -425,7 +425,12 @@ fn target_face(params: &ControlParameters, ingress: u32) -> u32 {
 fn rib_register(p: ControlParameters, ingress: u32, now_ms: u64, fwd: &mut Forwarder, rib: &mut Rib) -> ControlResponse {
     let Some(name) = p.name.clone() else { return bad("Name is required") };
     let face = target_face(&p, ingress);
-    if face == INTERNAL_FACE || fwd.faces.get(face).is_none() {
+    // 410 either way, as NFD's code for a face that cannot take the route, but
+    // said apart: `faces/list` shows the internal face, so "not found" misled.
+    if face == INTERNAL_FACE {
+        return ControlResponse::error(410, format!("Face {INTERNAL_FACE} is the router's internal face (management), which takes no routes"));
+    }
+    if fwd.faces.get(face).is_none() {
         return ControlResponse::error(410, "Face not found");
     }
     let route = Route {
@@ -732,7 +737,7 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
     text.push_str(&line("total", &ShardStats::sum(shards)));
     let s = io.stats();
     text.push_str(&format!(
-        "io thread: faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} idle-evictions={} stalled-streams={} unreachable-closes={} unreachable-kept={} udp-errors-ignored={} queued-bytes={} reassembly-bytes={} reassembly-evictions={}\n",
+        "io thread: network-faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} idle-evictions={} stalled-streams={} unreachable-closes={} unreachable-kept={} udp-errors-ignored={} queued-bytes={} reassembly-bytes={} reassembly-evictions={}\n",
         io.faces().count(),
         s.unknown_peer_drops,
         s.corrupt_streams,
@@ -967,6 +972,12 @@ mod tests {
         let destroy = ControlParameters { face_id: Some(INTERNAL_FACE.into()), ..Default::default() };
         assert_eq!(status(&r.ask(LOCAL, command_name(MgmtScope::Localhost, "faces", "destroy", &destroy))), Some(409));
         assert!(list(&mut r).iter().any(|f| f.face_id == u64::from(INTERNAL_FACE)), "still listed");
+        // Listed, so a route to it is refused saying what it is, not "not found".
+        let register = ControlParameters { name: Some("/x".parse().unwrap()), face_id: Some(INTERNAL_FACE.into()), ..Default::default() };
+        let reply = r.ask(LOCAL, command_name(MgmtScope::Localhost, "rib", "register", &register));
+        let resp = ControlResponse::decode(&reply.content_bytes()).unwrap();
+        assert_eq!(resp.status_code, 410);
+        assert!(resp.status_text.contains("internal face"), "{}", resp.status_text);
     }
 
     /// `cs/config` switches admit and serve as its Mask says and reports them,
