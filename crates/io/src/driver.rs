@@ -1062,11 +1062,14 @@ impl Io {
         let mut more = !ch.worker_owned && ch.recv_burst(&mut datagrams);
         let mut errors = Vec::new();
         more |= ch.read_errors(&mut errors);
-        self.on_socket_errors(channel, errors, events);
         for d in datagrams.drain(..) {
             self.on_datagram(channel, d, now, events);
         }
         self.datagrams = datagrams;
+        // After the datagrams read with them, which came before the errors
+        // did: a dead peer's last datagram must not make its face again (and
+        // with no routes) once the error has closed it.
+        self.on_socket_errors(channel, errors, events);
         more
     }
 

@@ -404,6 +404,31 @@ fn a_udp_face_whose_peer_port_closed_goes_down_unless_permanent() {
     assert_eq!((s.unreachable_closes, s.unreachable_kept, s.udp_errors_ignored), (2, 3, 0));
 }
 
+/// A peer's last datagram, read with the error its closed port left (the
+/// read the error failed reads the datagrams behind it at once), is taken
+/// before the error closes the face: the other way round, it made the face
+/// again, without its routes, until the idle timeout.
+#[test]
+fn a_dead_peers_last_datagram_does_not_make_its_face_again() {
+    let mut io = Io::new(config(None)).unwrap();
+    let (udp, _) = addrs(&io);
+    let mut events = Vec::new();
+    let peer = udp_peer();
+    let uri = format!("udp4://{}", peer.local_addr().unwrap());
+    peer.send_to(&interest("/producer/hello"), udp).unwrap();
+    poll_until(&mut io, &mut events, |ev| !face_ups(ev).is_empty());
+    let face = face_ups(&events)[0].id;
+    // Its last datagram waits unread when the error its closed port draws comes.
+    peer.send_to(&interest("/producer/last"), udp).unwrap();
+    drop(peer);
+    send_now(&mut io, face, interest("/producer/a"));
+    poll_until(&mut io, &mut events, |ev| went_down(ev, face));
+    assert_eq!(packets_from(&events, face).len(), 2, "the last datagram reached the face before it went down");
+    io.poll(Some(Duration::from_millis(50)), &mut events).unwrap();
+    assert_eq!(face_ups(&events).iter().filter(|f| f.remote_uri == uri).count(), 1, "no face made again for {uri}");
+    assert!(io.faces().all(|f| f.remote_uri != uri));
+}
+
 #[test]
 fn an_unreachable_peer_costs_other_peers_nothing() {
     let mut io = Io::new(config(None)).unwrap();
