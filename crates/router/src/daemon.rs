@@ -554,12 +554,10 @@ impl Daemon {
     /// route's change reaches the names under its own that inherit it (one
     /// worker reads the control replica itself, and there is nothing to bring).
     pub(crate) fn rib_to_workers(&mut self) {
-        let (fwd, workers) = (&self.fwd, &mut self.workers);
-        self.rib.drain_refreshed(|prefix| {
-            if let Some(w) = workers {
-                w.broadcast(Change::route(fwd, prefix));
-            }
-        });
+        let refreshed = self.rib.take_refreshed();
+        if let Some(w) = &mut self.workers {
+            w.set_routes(&self.fwd, refreshed);
+        }
     }
 
     /// Where the workers run (empty with one worker, which runs on this thread).

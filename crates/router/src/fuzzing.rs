@@ -559,7 +559,7 @@ impl Harness {
     fn tick(&mut self, ms: u64) {
         self.now = self.now.saturating_add(ms);
         self.rib.expire(&mut self.fwd.fib, self.now);
-        self.rib.drain_refreshed(|_| {});
+        self.rib.take_refreshed();
         let now = self.now;
         assert!(self.rib.iter().all(|(_, mut rs)| rs.all(|r| r.expires_ms.is_none_or(|t| t > now))), "a route outlived its expiry at {now}");
     }
@@ -605,7 +605,7 @@ impl Harness {
 
     fn face_down(&mut self, id: FaceId) {
         self.rib.remove_face(&mut self.fwd.fib, id);
-        self.rib.drain_refreshed(|_| {});
+        self.rib.take_refreshed();
         self.fwd.remove_face(id);
     }
 

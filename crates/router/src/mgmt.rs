@@ -192,12 +192,10 @@ impl Management {
             ("cs", "erase") => cs_erase(params, fwd, workers.as_deref_mut()),
             _ => ControlResponse::error(501, "Unsupported command"),
         };
-        match workers {
-            Some(w) => {
-                propagate(&req.module, &req.verb, &resp, fwd, w);
-                rib.drain_refreshed(|prefix| w.broadcast(Change::route(fwd, prefix)));
-            }
-            None => rib.drain_refreshed(|_| {}),
+        let refreshed = rib.take_refreshed();
+        if let Some(w) = workers {
+            propagate(&req.module, &req.verb, &resp, fwd, w);
+            w.set_routes(fwd, refreshed);
         }
         tracing::debug!(module = %req.module, verb = %req.verb, code = resp.status_code, "management command");
         reply(&interest.name, resp)
@@ -737,7 +735,7 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
     text.push_str(&line("total", &ShardStats::sum(shards)));
     let s = io.stats();
     text.push_str(&format!(
-        "io thread: network-faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} idle-evictions={} stalled-streams={} unreachable-closes={} unreachable-kept={} udp-errors-ignored={} queued-bytes={} reassembly-bytes={} reassembly-evictions={}\n",
+        "io thread: io-faces={} unknown-peer-drops={} corrupt-streams={} face-limit-drops={} idle-evictions={} stalled-streams={} unreachable-closes={} unreachable-kept={} udp-errors-ignored={} queued-bytes={} reassembly-bytes={} reassembly-evictions={}\n",
         io.faces().count(),
         s.unknown_peer_drops,
         s.corrupt_streams,
@@ -757,7 +755,7 @@ fn workers_text(shards: &[ShardStats], io: &Io) -> Vec<u8> {
 /// Brings the workers' replicas to the control replica's state for what a
 /// successful command touched (commands that failed carry no body and changed nothing).
 /// The FIB entries a RIB change rewrote, which reach past the command's own
-/// prefix, come from [`Rib::drain_refreshed`] instead.
+/// prefix, come from [`Rib::take_refreshed`] instead.
 fn propagate(module: &str, verb: &str, resp: &ControlResponse, fwd: &Forwarder, workers: &mut Workers) {
     let Some(body) = &resp.body else { return };
     match (module, verb, &body.name, body.face_id) {

@@ -71,8 +71,18 @@ impl NodeFibs {
     /// Makes `prefix`'s next hops exactly `nexthops` on every replica, visible to
     /// every worker when this returns.
     pub fn set_nexthops(&mut self, prefix: &Name, nexthops: &[NextHop]) {
+        self.set_routes(std::iter::once((prefix, nexthops)));
+    }
+
+    /// [`NodeFibs::set_nexthops`] for each (prefix, next hops) of `routes`,
+    /// published once for them all: a publish waits for every worker reading
+    /// the replica to leave it, and one route's change may rewrite the entries
+    /// of every name under it (a default route's, all of them).
+    pub fn set_routes<'a>(&mut self, routes: impl Iterator<Item = (&'a Name, &'a [NextHop])> + Clone) {
         for r in &mut self.replicas {
-            r.writer.set_nexthops(prefix, nexthops);
+            for (prefix, nexthops) in routes.clone() {
+                r.writer.set_nexthops(prefix, nexthops);
+            }
             r.writer.publish();
         }
     }
@@ -164,6 +174,23 @@ mod tests {
         fibs.set_nexthops(&"/a".parse().unwrap(), &[]);
         for r in &readers {
             assert!(hops(r, "/b").is_empty() && hops(r, "/a/x").is_empty());
+        }
+    }
+
+    /// Routes set together are all visible once the call returns, on every
+    /// node's replica, each with its own next hops.
+    #[test]
+    fn routes_set_together_reach_every_worker() {
+        let placement = [placed(0, 0), placed(1, 1)];
+        let mut fibs = NodeFibs::new(&Fib::new(), &placement, 2);
+        let readers: Vec<FibReader> = (0..2).map(|w| fibs.reader(w)).collect();
+        let prefixes: Vec<Name> = (0..100).map(|i| format!("/p/{i}").parse().unwrap()).collect();
+        let sets: Vec<[NextHop; 1]> = (0..100).map(|i| [NextHop { face: 1000 + i, cost: 0 }]).collect();
+        fibs.set_routes(prefixes.iter().zip(sets.iter().map(|h| &h[..])));
+        for r in &readers {
+            for i in [0, 57, 99] {
+                assert_eq!(hops(r, &format!("/p/{i}/x")), [1000 + i as FaceId]);
+            }
         }
     }
 

@@ -80,7 +80,7 @@ pub struct Rib {
     /// Faces that gained their first route or lost their last since
     /// [`Rib::drain_routed`] last ran.
     routed_changed: Vec<FaceId>,
-    /// Names whose FIB entry was rewritten since [`Rib::drain_refreshed`] last ran.
+    /// Names whose FIB entry was rewritten since [`Rib::take_refreshed`] last ran.
     refreshed: Vec<Name>,
 }
 
@@ -204,14 +204,13 @@ impl Rib {
         }
     }
 
-    /// Calls `f` with each name whose FIB entry the RIB rewrote since the last
-    /// call: one route's change may reach every name under its own, and the
-    /// workers' FIB replicas must follow each. Whoever changes the RIB calls
-    /// this after, with or without replicas, which keeps the list short.
-    pub fn drain_refreshed(&mut self, mut f: impl FnMut(&Name)) {
-        for name in self.refreshed.drain(..) {
-            f(&name);
-        }
+    /// The names whose FIB entry the RIB rewrote since the last call: one
+    /// route's change may reach every name under its own, and the workers' FIB
+    /// replicas must follow each (all at once, `Workers::set_routes`). Whoever
+    /// changes the RIB calls this after, with or without replicas, which keeps
+    /// the list short.
+    pub fn take_refreshed(&mut self) -> Vec<Name> {
+        std::mem::take(&mut self.refreshed)
     }
 
     /// When the next route expires, for the I/O loop's poll timeout.
@@ -417,8 +416,7 @@ mod tests {
 
     /// The names whose FIB entries the RIB rewrote since the last call, sorted.
     fn refreshed(rib: &mut Rib) -> Vec<String> {
-        let mut names = Vec::new();
-        rib.drain_refreshed(|p| names.push(p.to_string()));
+        let mut names: Vec<String> = rib.take_refreshed().iter().map(Name::to_string).collect();
         names.sort();
         names
     }

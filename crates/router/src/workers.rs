@@ -108,10 +108,15 @@ pub enum Change {
     Regions(Vec<Name>),
 }
 
+/// The next hops of `prefix` as `fwd` (the control replica) holds them now.
+fn nexthops(fwd: &Forwarder, prefix: &Name) -> SmallVec<[NextHop; 4]> {
+    fwd.fib.get(prefix).map(|e| e.nexthops.clone()).unwrap_or_default()
+}
+
 impl Change {
     /// The FIB entry of `prefix` as `fwd` (the control replica) holds it now.
     pub fn route(fwd: &Forwarder, prefix: &Name) -> Change {
-        Change::Route(prefix.clone(), fwd.fib.get(prefix).map(|e| e.nexthops.clone()).unwrap_or_default())
+        Change::Route(prefix.clone(), nexthops(fwd, prefix))
     }
 
     /// The strategy choice of exactly `prefix` as `fwd` (the control replica) holds it now.
@@ -569,6 +574,19 @@ impl Workers {
             }
         }
         link.pending = true;
+    }
+
+    /// The routes of `prefixes` as the control replica `fwd` holds them, on the
+    /// shared FIB replicas, visible to every worker when this returns and
+    /// published once for them all (see [`NodeFibs::set_routes`]): the names
+    /// whose FIB entries a RIB change rewrote ([`crate::rib::Rib::take_refreshed`]),
+    /// which for a default route's are all of them.
+    pub fn set_routes(&mut self, fwd: &Forwarder, prefixes: Vec<Name>) {
+        if prefixes.is_empty() {
+            return;
+        }
+        let hops: Vec<SmallVec<[NextHop; 4]>> = prefixes.iter().map(|p| nexthops(fwd, p)).collect();
+        self.fibs.set_routes(prefixes.iter().zip(hops.iter().map(|h| &h[..])));
     }
 
     /// Applies a change on every worker: a route on the shared FIB replicas, visible
