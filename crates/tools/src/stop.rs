@@ -36,8 +36,14 @@ pub fn stop_flag(after: Option<Duration>) -> anyhow::Result<Arc<AtomicBool>> {
 /// tool that stops by failing with [`Interrupted`] (see [`check`]).
 pub fn stop_signal() -> anyhow::Result<Arc<AtomicUsize>> {
     let signal = Arc::new(AtomicUsize::new(0));
+    // A second signal ends the tool as if it had no handler: the first is only
+    // noticed between steps, and a step stuck in a write to a stalled pipe
+    // (`trajan get | slow`) is restarted, not interrupted, by the kernel.
+    let again = Arc::new(AtomicBool::new(false));
     for sig in STOP_SIGNALS {
+        signal_hook::flag::register_conditional_default(sig, Arc::clone(&again)).context("installing a signal handler")?;
         signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize).context("installing a signal handler")?;
+        signal_hook::flag::register(sig, Arc::clone(&again)).context("installing a signal handler")?;
     }
     Ok(signal)
 }
