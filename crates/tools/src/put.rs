@@ -32,7 +32,7 @@ pub const RDR_METADATA: &[u8] = b"metadata";
 /// Arguments of `trajan put`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PutArgs {
-    /// Name prefix to publish under; a version (v=<now in ms>) is appended unless the name ends with one, then segment numbers
+    /// Name prefix to publish under; a version (the time now, in ms) is appended unless the name ends with one, then segment numbers
     #[arg(value_parser = name_arg)]
     pub prefix: Name,
     /// File to publish ("-" reads standard input)
