@@ -601,7 +601,6 @@ impl Cs {
         }
         if self.direct.slots() > COMPACT_SLOTS.max(4 * self.direct.len()) {
             self.compact();
-            self.resize_parents();
         }
         doomed.len()
     }
@@ -619,7 +618,6 @@ impl Cs {
                 self.evict_lru();
             }
             self.compact();
-            self.resize_parents();
         }
     }
 
@@ -628,7 +626,7 @@ impl Cs {
     /// indirect entries' targets and their packets' lists of them, the shared
     /// index's values) follows them. Without it a store lowered from 10M
     /// packets to 1K kept its slots, ≈ 100 bytes a packet, and its index.
-    /// The parent table, rebuilt by the caller, needs no translation.
+    /// The parent table is rebuilt last, sized for the packets kept.
     fn compact(&mut self) {
         let direct = self.direct.compact();
         let indirect = self.indirect.compact();
@@ -649,6 +647,7 @@ impl Cs {
             Slot::Indirect(i) => Slot::Indirect(indirect[i as usize]).encode(),
             Slot::Pending(_) => v,
         });
+        self.resize_parents();
     }
 
     /// A parent table sized for the packets held, holding the parents of the
