@@ -554,10 +554,7 @@ impl Daemon {
     /// route's change reaches the names under its own that inherit it (one
     /// worker reads the control replica itself, and there is nothing to bring).
     pub(crate) fn rib_to_workers(&mut self) {
-        let refreshed = self.rib.take_refreshed();
-        if let Some(w) = &mut self.workers {
-            w.set_routes(&self.fwd, refreshed);
-        }
+        crate::workers::rib_to_workers(&mut self.rib, &self.fwd, self.workers.as_mut());
     }
 
     /// Where the workers run (empty with one worker, which runs on this thread).

@@ -30,7 +30,7 @@ use trajan_wire::types::{SEGMENT_COMPONENT, VERSION_COMPONENT};
 use trajan_wire::{Interest, Name, MAX_PACKET_SIZE};
 
 use crate::rib::{Rib, Route};
-use crate::workers::{Change, ShardStats, Workers};
+use crate::workers::{rib_to_workers, Change, ShardStats, Workers};
 
 /// Payload bytes per dataset segment, leaving room for the name and signature
 /// within the 8800-byte packet limit.
@@ -192,11 +192,10 @@ impl Management {
             ("cs", "erase") => cs_erase(params, fwd, workers.as_deref_mut()),
             _ => ControlResponse::error(501, "Unsupported command"),
         };
-        let refreshed = rib.take_refreshed();
-        if let Some(w) = workers {
+        if let Some(w) = workers.as_deref_mut() {
             propagate(&req.module, &req.verb, &resp, fwd, w);
-            w.set_routes(fwd, refreshed);
         }
+        rib_to_workers(rib, fwd, workers);
         tracing::debug!(module = %req.module, verb = %req.verb, code = resp.status_code, "management command");
         reply(&interest.name, resp)
     }

@@ -285,6 +285,17 @@ fn add_forwarder(a: &mut ForwarderCounters, b: &ForwarderCounters) {
     a.dropped_nacks += b.dropped_nacks;
 }
 
+/// Brings the workers' FIB replicas (if there are workers) to the entries the
+/// RIB rewrote since it was last asked, and forgets them: a route's change
+/// reaches the names under its own that inherit it. Whoever changes the RIB —
+/// the daemon, management — calls this after, once per change.
+pub(crate) fn rib_to_workers(rib: &mut crate::rib::Rib, fwd: &Forwarder, workers: Option<&mut Workers>) {
+    let refreshed = rib.take_refreshed();
+    if let Some(w) = workers {
+        w.set_routes(fwd, refreshed);
+    }
+}
+
 /// What travels on a worker's inbound ring.
 enum Msg {
     Packet(FaceId, Bytes),
@@ -292,6 +303,12 @@ enum Msg {
     /// CanBePrefix Interest it may answer ([`ShortPrefixes`]): it satisfies what
     /// is pending there, but the packet arrived once, and its owner counts it.
     Copy(FaceId, Bytes),
+    /// A Data its owner gets while copies of it went to other workers
+    /// ([`Msg::Copy`]): counted as received, but not as unsolicited when no
+    /// Interest here wants it, since a copy may be what satisfies one. (A Data
+    /// no worker wanted then goes uncounted as unsolicited: the owner cannot
+    /// know what the copies found.)
+    Shared(FaceId, Bytes),
     Control(Box<Control>),
 }
 
@@ -532,7 +549,12 @@ impl Workers {
             for &x in &extra {
                 self.push(x, Msg::Copy(face, pkt.clone()));
             }
+            let copied = !extra.is_empty();
             self.extra = extra;
+            if copied {
+                self.push(w, Msg::Shared(face, pkt));
+                return;
+            }
         }
         self.push(w, Msg::Packet(face, pkt));
     }
@@ -870,6 +892,13 @@ impl Worker {
                             }
                         }
                         self.forward_copies(&mut burst, &mut out);
+                    }
+                    Msg::Shared(face, pkt) => {
+                        self.forward(&mut burst, &mut out);
+                        burst.push((face, pkt));
+                        let unsolicited = self.fwd.counters.unsolicited_data;
+                        self.forward(&mut burst, &mut out);
+                        self.fwd.counters.unsolicited_data = unsolicited;
                     }
                     Msg::Control(c) => {
                         // Packets before the change are processed before it.
@@ -1291,6 +1320,7 @@ pub(crate) mod tests {
         assert!(total.dispatched > 2 * n as u64, "some Data crossed to the short Interest's worker");
         assert_eq!(total.faces[&UP].packets.in_data, n as u64, "faces/list NInData");
         assert_eq!(total.counters.packets.in_data, n as u64, "status/general NInData");
+        assert_eq!(total.counters.unsolicited_data, 0, "nor as unsolicited by the Data's owner, which copied it");
     }
 
     /// A copy that finds no Interest on its worker (the short one was answered
