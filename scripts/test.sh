@@ -10,8 +10,10 @@ bash scripts/install-deps.sh
 
 echo "== building (release) =="
 cargo build --release --locked -p trajan
-echo "== cargo test =="
-TRAJAN_BIN="$PWD/target/release/trajan" cargo test --workspace --locked
+echo "== interoperability setup (python-ndn, NDNts, ndnd under .interop/) =="
+bash scripts/interop-setup.sh
+echo "== cargo test (the tools' tests against ndnd included) =="
+TRAJAN_BIN="$PWD/target/release/trajan" NDND_BIN="$PWD/.interop/bin/ndnd" cargo test --workspace --locked
 echo "== documentation (rustdoc; a broken or private link fails) =="
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "== DPDK feature (virtual devices: net_ring, net_null, memif; no NIC, no hugepages) =="
@@ -19,5 +21,4 @@ cargo test --locked -p trajan-dpdk
 cargo test --locked -p trajan-router --features dpdk dpdk
 cargo test --locked -p trajan --features dpdk --test gen
 echo "== interoperability (python-ndn, NDNts, ndnd) =="
-bash scripts/interop-setup.sh
 TRAJAN_BIN="$PWD/target/release/trajan" INTEROP_FORWARDER=trajan .interop/venv/bin/pytest tests/interop -q -p no:cacheprovider

@@ -59,9 +59,13 @@ struct Ndnd {
 }
 
 impl Ndnd {
-    /// Starts ndnd fw, or returns `None` (after saying why) when NDND_BIN is unset.
+    /// Starts ndnd fw, or returns `None` (after saying why) when NDND_BIN is
+    /// unset, as on a developer's plain `cargo test`. Under CI (`CI` set) a
+    /// missing ndnd fails the test instead: `scripts/test.sh` installs ndnd and
+    /// sets NDND_BIN, and a skip there would pass without testing anything.
     fn start(test: &str) -> Option<Ndnd> {
         let Some(bin) = std::env::var_os("NDND_BIN") else {
+            assert!(std::env::var_os("CI").is_none(), "{test}: NDND_BIN is unset under CI (scripts/test.sh sets it)");
             eprintln!("{test}: skipped, set NDND_BIN to an ndnd binary to run it");
             return None;
         };
