@@ -110,7 +110,7 @@ pub fn check() -> Result<(), String> {
 fn message(missing: &[&str]) -> String {
     format!(
         "this build of trajan uses x86-64-v3 and AES-NI instructions (.cargo/config.toml) that this CPU lacks: {}. \
-         Rebuild for this CPU with: RUSTFLAGS=\"-C target-cpu=x86-64\" cargo build --release",
+         Rebuild for this CPU with: RUSTFLAGS=\"-C target-cpu=x86-64 -C llvm-args=-inline-threshold=1500\" cargo build --release",
         missing.join(", ")
     )
 }
@@ -140,6 +140,6 @@ mod tests {
     fn message_names_the_features_and_the_rebuild() {
         let m = super::message(&["avx2", "bmi2"]);
         assert!(m.contains("lacks: avx2, bmi2."), "{m}");
-        assert!(m.contains("RUSTFLAGS=\"-C target-cpu=x86-64\" cargo build --release"), "{m}");
+        assert!(m.contains("RUSTFLAGS=\"-C target-cpu=x86-64 -C llvm-args=-inline-threshold=1500\" cargo build --release"), "{m}");
     }
 }

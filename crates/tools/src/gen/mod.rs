@@ -34,7 +34,7 @@ const LINK_TIMEOUT: Duration = Duration::from_secs(10);
 /// Arguments of `trajan gen`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct GenArgs {
-    /// Name prefix of the traffic (`<prefix>/p<k>/<n>`)
+    /// Name prefix of the traffic: names are PREFIX/pK/N
     pub prefix: String,
     /// Consumer port: udp://HOST:PORT (a forwarder's UDP face), dpdk:NAME or dpdk:NAME@ENCAP
     #[arg(long, value_name = "PORT")]
@@ -60,7 +60,7 @@ pub struct GenArgs {
     /// Distinct names for --zipf
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub names: u64,
-    /// Distinct components after the prefix (`p<k>`). A multi-worker router
+    /// Distinct components after the prefix (the pK). A multi-worker router
     /// dispatches on a name's first two components, so with a one-component prefix
     /// the names spread over its workers; with a longer one they all go to one worker
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
