@@ -70,12 +70,16 @@ pub(crate) enum ReadStatus {
 
 /// What a write pass achieved.
 pub(crate) struct WriteProgress {
+    /// Packets written whole, for the face's out-packet counter.
     pub packets: u64,
+    /// Bytes written, partial packets included, for the face's out-byte counter.
     pub bytes: u64,
     /// `Ok(true)` when the socket buffer filled before the queue emptied.
     pub result: io::Result<bool>,
 }
 
+/// One TCP or Unix stream face's connection: the socket, its receive framing,
+/// and the packets queued for a socket that takes bytes as it can.
 pub(crate) struct StreamConn {
     sock: StreamSocket,
     rx: FrameBuffer,
@@ -105,6 +109,8 @@ impl StreamConn {
         Ok(StreamConn { sock, rx: FrameBuffer::new(), tx: SendQueue::default(), tx_offset: 0, tx_bytes: 0, connecting, blocked: false, waiting_since: None, registered })
     }
 
+    /// Stops the poller watching the socket, before the face closes or redials;
+    /// an error (the socket already gone) changes nothing, so it is ignored.
     pub(crate) fn deregister(&mut self, registry: &Registry) {
         let _ = registry.deregister(self.sock.source());
     }

@@ -95,8 +95,12 @@ impl Datagram {
 
 /// A datagram waiting for the next `sendmmsg`.
 pub(crate) struct Outgoing {
+    /// The face it is sent for, whose counters (or drops) the send's outcome
+    /// goes to: one channel carries every UDP face on its local address.
     pub face: FaceId,
+    /// The peer's address, the datagram's destination.
     pub to: SocketAddr,
+    /// The encoded packet, shared with whatever else holds it (no copy per face).
     pub pkt: Bytes,
 }
 
@@ -116,9 +120,15 @@ pub(crate) enum SendResult {
     Refused(io::Error),
 }
 
+/// One bound UDP socket and what waits to be sent on it: every UDP face on the
+/// socket's local address shares it (a face is a peer address, not a socket).
 pub(crate) struct UdpChannel {
+    /// The socket; the I/O thread duplicates a hash port's for its worker.
     pub sock: mio::net::UdpSocket,
+    /// The bound address, read once: it names the faces' local URI and picks
+    /// the channel of the right address family for a new face.
     pub local: SocketAddr,
+    /// Datagrams for the next `sendmmsg`, kept while the socket buffer is full.
     pub tx: SendQueue<Outgoing>,
     /// Writable interest is registered because the kernel buffer was full.
     pub blocked: bool,
@@ -300,6 +310,7 @@ pub struct WorkerPort {
 }
 
 impl WorkerPort {
+    /// Hands `chan`, a duplicate of a hash port's socket, to a worker.
     pub(crate) fn new(chan: UdpChannel) -> WorkerPort {
         WorkerPort { chan }
     }

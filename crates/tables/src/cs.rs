@@ -168,6 +168,8 @@ pub struct Cs {
     parents: ParentTable,
     /// Most recently used first.
     lru: List,
+    /// The engine's name hasher; a [`crate::Pcct`] hashes its PIT's names with it
+    /// too, so that one hash of a name serves both tables' shared index.
     pub(crate) names: NameHasher,
     capacity: usize,
     /// NFD's CS_ENABLE_ADMIT: whether new Data may enter ([`Cs::set_admit`]).
@@ -253,7 +255,9 @@ impl Cs {
     /// Number of indirect entries (names of CanBePrefix Interests a cached
     /// packet answered): at most [`MAX_INDIRECT`] per packet. The parents
     /// packets register are not counted (their table does not know which of
-    /// its ways name packets still cached).
+    /// its ways name packets still cached). For the tests of this store and of
+    /// [`crate::Pcct`], which check that indirect entries come and go with their packets.
+    #[cfg(test)]
     pub fn indirect_len(&self) -> usize {
         self.indirect.len()
     }

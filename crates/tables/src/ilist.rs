@@ -61,6 +61,8 @@ impl List {
         (self.head, self.tail) = (ends.prev, ends.next);
     }
 
+    /// Whether the list holds no entry, read from its head alone, so a caller
+    /// can skip an empty list without walking it.
     pub fn is_empty(&self) -> bool {
         self.head == NIL
     }

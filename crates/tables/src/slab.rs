@@ -9,7 +9,11 @@ use crate::ilist::NIL;
 /// even after its index is reused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Key {
+    /// The slot's index: stable while the entry lives, so tables link entries
+    /// and tag them by it alone where a handle's full size is not needed.
     pub idx: u32,
+    /// The slot's generation when the entry was stored; a slot that has been
+    /// freed since has a newer one, so this handle misses.
     pub gen: u32,
 }
 
@@ -27,10 +31,14 @@ pub(crate) struct Slab<T> {
 }
 
 impl<T> Slab<T> {
+    /// An empty slab; it allocates nothing until the first insert, so an unused
+    /// table costs no memory.
     pub fn new() -> Self {
         Slab { slots: Vec::new(), free: Vec::new(), len: 0 }
     }
 
+    /// Entries stored (not slots): what a table reports as its size and checks
+    /// against its capacity.
     pub fn len(&self) -> usize {
         self.len
     }
@@ -83,10 +91,13 @@ impl<T> Slab<T> {
         }
     }
 
+    /// The entry `key` names, or None for a stale key (its entry removed, its
+    /// index perhaps reused): holders of handles need no other check.
     pub fn get(&self, key: Key) -> Option<&T> {
         self.slots.get(key.idx as usize).filter(|s| s.gen == key.gen).and_then(|s| s.val.as_ref())
     }
 
+    /// As [`Slab::get`], to update the entry in place.
     pub fn get_mut(&mut self, key: Key) -> Option<&mut T> {
         self.slots.get_mut(key.idx as usize).filter(|s| s.gen == key.gen).and_then(|s| s.val.as_mut())
     }

@@ -298,7 +298,9 @@ impl Packet {
     }
 
     /// The name as carried on the wire (separators included): what Augustus hashes.
-    pub fn raw_name(&self) -> &Bytes {
+    /// For the fuzzing checks ([`crate::fuzzing`]) and tests, which assert that a
+    /// name converted to NDN and back is carried the same way.
+    pub(crate) fn raw_name(&self) -> &Bytes {
         &self.name
     }
 
@@ -369,9 +371,11 @@ impl Packet {
         Bytes::from(out)
     }
 
-    /// The packet inside an option-less IPv4 header, ready for a raw IP socket or an
-    /// Ethernet frame.
-    pub fn encode_ipv4(&self, ip: &Ipv4Header) -> Bytes {
+    /// The packet inside an option-less IPv4 header: the inverse of
+    /// [`Packet::decode_ipv4`], for the fuzzing checks ([`crate::fuzzing`]) and
+    /// tests that round-trip it (faces write their headers with
+    /// [`Ipv4Header::to_bytes`] instead, in place in their frames).
+    pub(crate) fn encode_ipv4(&self, ip: &Ipv4Header) -> Bytes {
         let mut out = Vec::with_capacity(IPV4_HEADER_LEN + self.encoded_len());
         out.extend_from_slice(&ip.to_bytes(self.encoded_len(), IPPROTO_ICN));
         self.encode_into(&mut out);

@@ -252,7 +252,10 @@ impl Data {
         self.name.append(IMPLICIT_SHA256_DIGEST, &self.implicit_digest())
     }
 
-    /// Whether the FinalBlockId names this packet's last component (the last segment).
+    /// Whether the FinalBlockId names this packet's last component (the last
+    /// segment), for the tests of the builder; readers of FinalBlockId (the
+    /// segment fetcher) compare segment numbers instead.
+    #[cfg(test)]
     pub fn is_final_block(&self) -> bool {
         match (&self.final_block_id, self.name.last()) {
             (Some(f), Some(_)) => f[..] == *self.name.component_wire(self.name.len() - 1),

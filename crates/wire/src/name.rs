@@ -372,7 +372,9 @@ impl Name {
         unsafe { self.buf.get_unchecked(range) }
     }
 
-    /// [`Name::value`] as a view of its own (an atomic reference count more).
+    /// [`Name::value`] as a view of its own (an atomic reference count more),
+    /// for the tests, which build names from other names' bytes.
+    #[cfg(test)]
     pub fn value_bytes(&self) -> Bytes {
         self.buf.slice(self.range_in_buffer())
     }

@@ -63,6 +63,9 @@ fn finish(interest: &mut Interest, base: Name, tail: Vec<u8>) {
 
 /// Gives `interest` ApplicationParameters and the ParametersSha256DigestComponent
 /// that binds them to its name, replacing any earlier parameters or signature.
+/// Only the tests build unsigned Interests with parameters, to check that
+/// [`verify_interest`] finds them unsigned and that their encoding matches NDN's.
+#[cfg(test)]
 pub fn set_parameters(interest: &mut Interest, params: &[u8]) {
     let base = strip_params_digest(&interest.name);
     let mut tail = Vec::with_capacity(params.len() + 4);

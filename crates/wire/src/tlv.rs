@@ -218,12 +218,6 @@ impl TlvReader {
         self.pos >= self.buf.len()
     }
 
-    /// The type of the next element without consuming it.
-    #[inline]
-    pub fn peek_type(&self) -> Result<Option<u32>, WireError> {
-        first_type(&self.buf[self.pos.min(self.buf.len())..])
-    }
-
     /// Reads the next element.
     #[inline]
     pub fn read(&mut self) -> Result<Element, WireError> {

@@ -21,6 +21,8 @@ struct Slot {
     refs: u32,
 }
 
+/// The interned sets, found by content (to share an equal set) and by id (for a
+/// lookup's answer); freed ids are reused so ids stay dense.
 #[derive(Clone, Default)]
 pub(crate) struct NexthopSets {
     slots: Vec<Slot>,
@@ -68,6 +70,8 @@ impl NexthopSets {
         }
     }
 
+    /// The set `id` names: what a lookup answers with once the hash table gave
+    /// the prefix's id, and what a route update copies to change.
     #[inline]
     pub fn get(&self, id: SetId) -> &FibEntry {
         &self.slots[id as usize].entry
@@ -85,6 +89,8 @@ impl NexthopSets {
         self.slots.len() - self.free.len()
     }
 
+    /// Heap bytes the sets hold, spilled next-hop lists included, for the FIB's
+    /// memory report.
     pub fn heap_bytes(&self) -> usize {
         let spilled: usize = self.slots.iter().filter(|s| s.entry.nexthops.spilled()).map(|s| s.entry.nexthops.capacity() * 16).sum();
         self.slots.capacity() * std::mem::size_of::<Slot>() + self.free.capacity() * 4 + self.index.capacity() * 5 + spilled

@@ -164,6 +164,9 @@ pub fn expansion_threshold(filter_bits: usize, fpr: f64) -> usize {
 /// keeps for 64-byte blocks (t = 36 prefixes in 480 bits).
 pub const TARGET_FPR: f64 = 0.02;
 
+/// The filter and its control-plane mirror (member arrays with expansion,
+/// counters without), kept together so that every insert or removal updates
+/// both, and a removal can clear the bits no remaining prefix sets.
 #[derive(Clone)]
 pub(crate) struct Pbf {
     blocks: Vec<Block>,
@@ -189,7 +192,11 @@ pub(crate) struct Pbf {
     /// First filter bit: the bitmap occupies bits 0..MAP_BITS when expanding.
     offset: usize,
     total: usize,
+    /// Expansions performed since the filter was built, reported in
+    /// [`FilterStats`](crate::fib::FilterStats) to show how skewed the prefixes are.
     pub expansions: u64,
+    /// Overflows that expansion could not relieve at insert, left to a rebuild;
+    /// reported as [`FilterStats::deferred`](crate::fib::FilterStats::deferred).
     pub stuck: u64,
     /// Of `stuck`, those from live inserts: a rebuild can fix these.
     live_stuck: u64,

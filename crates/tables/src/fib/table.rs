@@ -71,11 +71,18 @@ pub(crate) struct Slot {
 /// One entry as the lookup sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
+    /// The prefix's full 32-bit hash, kept so that growing the table moves
+    /// entries without rehashing any prefix.
     pub hash: u32,
+    /// The prefix's next hops, shared with every prefix that has the same ones.
     pub set: SetId,
+    /// Where the prefix's encoded components lie in the [`PrefixArena`], to
+    /// compare when the hashes match.
     pub prefix: PrefixRef,
 }
 
+/// The hash table: primary buckets first, overflow buckets after them, with
+/// the freed overflow buckets kept for reuse.
 #[derive(Clone)]
 pub(crate) struct PrefixTable {
     buckets: Vec<Bucket>,
@@ -91,10 +98,14 @@ impl PrefixTable {
         PrefixTable { buckets: crate::huge::filled(primary, Bucket::default()), primary, free: Vec::new(), len: 0 }
     }
 
+    /// Entries stored, which the FIB counts as its routes and sizes a rebuilt
+    /// table and filter by.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// The bucket where `hash`'s probe path starts, so that the FIB's prefetch
+    /// pipeline can [`PrefixTable::scan`] the path one bucket per step.
     #[inline]
     pub fn home(&self, hash: u32) -> usize {
         reduce(mix(hash, SALT), self.primary)
@@ -153,11 +164,15 @@ impl PrefixTable {
         }
     }
 
+    /// The entry at a slot [`PrefixTable::locate`] found, so that a route update
+    /// can read the prefix's current next-hop set.
     pub fn entry(&self, s: Slot) -> Entry {
         let b = &self.buckets[s.bucket];
         Entry { hash: b.tags[s.slot], set: b.sets[s.slot], prefix: b.refs[s.slot] }
     }
 
+    /// Gives the entry at `s` another next-hop set: a route change leaves the
+    /// prefix where it is and replaces only its set.
     pub fn set_set(&mut self, s: Slot, set: SetId) {
         self.buckets[s.bucket].sets[s.slot] = set;
     }
@@ -251,6 +266,8 @@ impl PrefixTable {
         self.buckets.len() - self.primary - self.free.len()
     }
 
+    /// Heap bytes the table holds: for the FIB's memory report, and to decide
+    /// whether the FIB stays in cache (so prefetching ahead of a lookup gains nothing).
     pub fn heap_bytes(&self) -> usize {
         self.buckets.capacity() * std::mem::size_of::<Bucket>() + self.free.capacity() * 4
     }
