@@ -72,6 +72,7 @@ impl Mempool {
         unsafe { ffi::rte_mempool_avail_count(self.as_ptr()) }
     }
 
+    /// The pool as the C shim's calls take it.
     pub(crate) fn as_ptr(&self) -> *mut ffi::RteMempool {
         self.ptr.as_ptr()
     }

@@ -26,6 +26,8 @@ pub(crate) struct FrameBuffer {
 }
 
 impl FrameBuffer {
+    /// An empty buffer of [`RX_BUFFER`] bytes, allocated once per stream face:
+    /// each frame is copied out whole, and a partial one moves to its front.
     pub(crate) fn new() -> Self {
         FrameBuffer { buf: vec![0; RX_BUFFER].into_boxed_slice(), start: 0, end: 0 }
     }

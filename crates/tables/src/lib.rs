@@ -48,6 +48,7 @@ pub(crate) mod test_util {
     use trajan_wire::data::DataBuilder;
     use trajan_wire::{Data, Interest, Name};
 
+    /// The name `uri`, which a test writes correctly.
     pub fn name(uri: &str) -> Name {
         uri.parse().expect("test name")
     }

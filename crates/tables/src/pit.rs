@@ -353,6 +353,8 @@ impl Pit {
         self.capacity
     }
 
+    /// The current id of the entry at slab index `idx`, for a [`crate::Pcct`]
+    /// whose shared index names entries by index alone.
     #[inline]
     pub(crate) fn id_at(&self, idx: u32) -> PitId {
         PitId(self.entries.key_at(idx))

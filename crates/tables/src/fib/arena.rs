@@ -21,6 +21,8 @@ fn record_size(len: usize) -> usize {
     (HEADER_BYTES + len).next_multiple_of(4)
 }
 
+/// The chunks of prefix records, and the bytes removed prefixes left in them,
+/// which the FIB's memory report shows until a rebuild compacts them.
 #[derive(Clone, Default)]
 pub(crate) struct PrefixArena {
     chunks: Vec<Vec<u8>>,
