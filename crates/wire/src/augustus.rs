@@ -261,9 +261,8 @@ impl Packet {
 
     /// Decodes an IPv4 datagram carrying an ICN packet, as Augustus receives them.
     /// Bytes past the IPv4 total length (Ethernet padding) are ignored; IPv4 options
-    /// are skipped and not kept. For the fuzzing checks and tests: the router's
-    /// IPv4 encapsulation reads the header with [`Ipv4Header::parse`].
-    pub(crate) fn decode_ipv4(datagram: &Bytes) -> Result<(Ipv4Header, Self), AugustusError> {
+    /// are skipped and not kept.
+    pub fn decode_ipv4(datagram: &Bytes) -> Result<(Ipv4Header, Self), AugustusError> {
         let (ip, range) = Ipv4Header::parse(datagram, IPPROTO_ICN)?;
         let packet = Packet::decode(&datagram.slice(range))?;
         Ok((ip, packet))
