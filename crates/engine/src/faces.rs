@@ -33,6 +33,13 @@ pub struct FaceMeta {
     pub counters: FaceCounters,
 }
 
+/// The IncomingFaceId a Data answered from the content store carries to a
+/// face with local fields (NFD's `FACEID_CONTENT_STORE`): no face received
+/// it, and a local application such as a cache inspector tells a cached
+/// answer from a fresh one by it. Reserved: the I/O layer numbers faces from
+/// 256.
+pub const CONTENT_STORE_FACE: FaceId = 254;
+
 /// Faces the table holds in its direct-mapped slots: face `id` goes to slot
 /// `id % SLOTS`. Face ids are handed out in sequence, so a router's first 64
 /// faces, and any 64 made one after another, never share a slot.

@@ -14,7 +14,7 @@ use trajan_wire::types::{DATA, INTEREST};
 use trajan_wire::{Data, Interest, NackReason, Name, WireError};
 
 use crate::counters::ForwarderCounters;
-use crate::faces::{FaceMeta, FaceTable};
+use crate::faces::{FaceMeta, FaceTable, CONTENT_STORE_FACE};
 use crate::measurements::{MeasureId, Measurements, NOT_MEASURED};
 use crate::phases::{lap, PhaseNs};
 use crate::strategy::{self, InterestDecision, NackDecision, StrategyKind};
@@ -443,9 +443,12 @@ impl<F: FibSource> Forwarder<F> {
             Parsed::Nack { .. } => {}
         };
         for (at, (face, pkt)) in input.iter_mut().enumerate() {
+            // Asked only of an LpPacket's Interest with a NextHopFaceId.
+            let faces = &self.faces;
+            let local_fields = || faces.get(*face).is_some_and(|m| m.local_fields);
             // A packet from a face the forwarder does not know is counted
             // nowhere, malformed or not (its face's other packets are ignored).
-            if decode(at, pkt, &mut parsed, &mut slots, &mut linked, &keyed).is_err() {
+            if decode(at, pkt, &mut parsed, &mut slots, &mut linked, &keyed, local_fields).is_err() {
                 if let Some(f) = self.faces.get_mut(*face) {
                     f.counters.malformed += 1;
                     self.counters.malformed += 1;
@@ -618,7 +621,8 @@ impl<F: FibSource> Forwarder<F> {
             Probe::Inserted(id) => (id, true),
             Probe::Cached(pkt) => {
                 self.counters.cs_hits += 1;
-                send_data(&mut self.faces, &mut self.counters, ingress, pkt, lp.pit_token.clone(), out);
+                let from = Origin { face: CONTENT_STORE_FACE, congestion_mark: None };
+                send_data(&mut self.faces, &mut self.counters, ingress, pkt, lp.pit_token.clone(), from, out);
                 return None;
             }
             Probe::Full => {
@@ -928,10 +932,11 @@ impl<F: FibSource> Forwarder<F> {
         // The last downstream gets the received buffer itself (nothing reads the
         // decoded Data after this), the others a reference each.
         if let Some((face, token)) = sent.pop() {
+            let from = Origin { face: ingress, congestion_mark: lp.congestion_mark };
             for (face, token) in sent.drain(..) {
-                send_data(faces, counters, face, data.wire().clone(), token, out);
+                send_data(faces, counters, face, data.wire().clone(), token, from, out);
             }
-            send_data(faces, counters, face, data.take_wire(), token, out);
+            send_data(faces, counters, face, data.take_wire(), token, from, out);
         }
     }
 
@@ -1103,21 +1108,46 @@ fn distinct_downstreams(sent: &mut Vec<(FaceId, Option<Bytes>)>, counters: &mut 
     }
 }
 
+/// Where a Data sent downstream came from, for the link fields NFD's
+/// GenericLinkService adds to it (encodeLpFields): the face it arrived on
+/// ([`CONTENT_STORE_FACE`] for an answer from the CS), reported as
+/// IncomingFaceId to a face with local fields, and the CongestionMark it
+/// arrived with, passed on to every downstream, so that a consumer learns of
+/// congestion upstream of this router. (NFD tags the received Data with both
+/// and sends that very Data on.)
+#[derive(Clone, Copy)]
+struct Origin {
+    face: FaceId,
+    congestion_mark: Option<u64>,
+}
+
 /// Sends a Data (its encoding, given up by the caller: sent as is unless a
-/// PIT token has to be attached, so passing it costs no reference count). A
+/// link field has to be attached, so passing it costs no reference count). A
 /// function of the forwarder's faces and counters alone, so the Data pipeline
 /// can send while it holds the forwarder's other parts (its downstreams).
 /// Always inlined, once per Data (see [`Forwarder::forward_new`]).
 #[inline(always)]
-fn send_data(faces: &mut FaceTable, counters: &mut ForwarderCounters, face: FaceId, wire: Bytes, pit_token: Option<Bytes>, out: &mut Vec<Outgoing>) {
+fn send_data(faces: &mut FaceTable, counters: &mut ForwarderCounters, face: FaceId, wire: Bytes, pit_token: Option<Bytes>, from: Origin, out: &mut Vec<Outgoing>) {
     let Some(meta) = faces.get_mut(face) else { return };
     meta.counters.packets.out_data += 1;
     counters.packets.out_data += 1;
-    let pkt = match pit_token {
-        None => wire,
-        token => wrapped(&wire, &LpHeaders { pit_token: token, ..Default::default() }),
+    // One test for the three reasons to wrap (`|`, not `||`: one branch, not
+    // three), none of which the common Data has.
+    let pkt = if pit_token.is_some() | from.congestion_mark.is_some() | meta.local_fields {
+        data_with_fields(&wire, pit_token, from, meta.local_fields)
+    } else {
+        wire
     };
     out.push(Outgoing { face, pkt });
+}
+
+/// [`send_data`]'s LpPacket, out of line as [`wrapped`] is: the PIT token of
+/// the downstream's in-record, the Data's [`Origin`] as IncomingFaceId when
+/// the downstream has local fields, and its CongestionMark.
+#[inline(never)]
+fn data_with_fields(wire: &Bytes, pit_token: Option<Bytes>, from: Origin, local_fields: bool) -> Bytes {
+    let headers = LpHeaders { pit_token, incoming_face_id: local_fields.then_some(u64::from(from.face)), congestion_mark: from.congestion_mark, ..Default::default() };
+    LpPacket::wrap(wire, &headers)
 }
 
 /// `wire` in an LpPacket with `headers`, for a send that carries link fields
@@ -1168,7 +1198,7 @@ fn remember_nonces(dead: &mut DeadNonceList, names: &NameHasher, entry: &trajan_
 /// pays no call (a call per packet, saving and restoring registers around its
 /// own large frame, was ≈ 40 instructions per exchange).
 #[inline(always)]
-fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<LpHeaders>, keyed: &impl Fn(&mut Parsed, &Slots)) -> Result<(), WireError> {
+fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<LpHeaders>, keyed: &impl Fn(&mut Parsed, &Slots), local_fields: impl FnOnce() -> bool) -> Result<(), WireError> {
     // A bare Interest or Data is decoded straight from the packet into its slot:
     // no LpPacket to build, no second look at its type, no copy.
     match first_type(pkt)? {
@@ -1184,19 +1214,27 @@ fn decode(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: 
             parsed.push((at, p));
             Ok(())
         }
-        _ => decode_linked(at, pkt, parsed, slots, linked, keyed),
+        _ => decode_linked(at, pkt, parsed, slots, linked, keyed, local_fields),
     }
 }
 
-/// [`decode`] of an LpPacket.
+/// [`decode`] of an LpPacket. A header field NFD's GenericLinkService
+/// refuses with the packet it carries ([`LpHeaders::refused_field`]; for a
+/// NextHopFaceId on an Interest, `local_fields` says whether its face has
+/// local fields) makes the packet malformed: NFD counts it as nInNetInvalid
+/// (but for that NextHopFaceId, which it only logs), as the forwarder counts
+/// the malformed.
 #[inline(never)]
-fn decode_linked(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<LpHeaders>, keyed: &impl Fn(&mut Parsed, &Slots)) -> Result<(), WireError> {
+fn decode_linked(at: usize, pkt: &mut Bytes, parsed: &mut Vec<(usize, Parsed)>, slots: &mut Slots, linked: &mut Vec<LpHeaders>, keyed: &impl Fn(&mut Parsed, &Slots), local_fields: impl FnOnce() -> bool) -> Result<(), WireError> {
     let lp = LpPacket::decode(pkt)?;
     if lp.is_fragmented() {
         return Ok(());
     }
     let Some(fragment) = lp.fragment else { return Ok(()) };
     let typ = first_type(&fragment)?;
+    if let Some(field) = typ.and_then(|t| lp.headers.refused_field(t, local_fields)) {
+        return Err(WireError::BadValue(field));
+    }
     let mut p = match typ {
         Some(INTEREST) => {
             if let Some(reason) = lp.headers.nack {

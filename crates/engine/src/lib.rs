@@ -18,7 +18,7 @@ pub mod phases;
 pub mod strategy;
 
 pub use counters::{ForwarderCounters, PacketCounters};
-pub use faces::{FaceMeta, FaceTable};
+pub use faces::{FaceMeta, FaceTable, CONTENT_STORE_FACE};
 pub use forwarder::{EngineConfig, Forwarder, Outgoing, MAX_DOWNSTREAMS, MAX_FORWARDING_HINTS};
 pub use phases::PhaseNs;
 pub use strategy::StrategyKind;

@@ -62,15 +62,22 @@ enum Seen {
     Malformed,
 }
 
-fn see(wire: &Bytes) -> Seen {
+/// A NextHopFaceId is refused (as in NFD) on a Data, a Nack, and an
+/// Interest from a face without local fields: the packet is malformed.
+fn see(wire: &Bytes, local_fields: bool) -> Seen {
     let Ok(lp) = LpPacket::decode(wire) else { return Seen::Malformed };
     let whole = !lp.is_fragmented();
     let Some(frag) = lp.fragment.filter(|_| whole) else { return Seen::Idle };
+    let pinned = lp.headers.next_hop_face_id.is_some();
     if let Ok(i) = Interest::decode(&frag) {
-        return if lp.headers.nack.is_some() { Seen::Nack(i) } else { Seen::Interest(i, lp.headers) };
+        return match lp.headers.nack {
+            _ if pinned && (lp.headers.nack.is_some() || !local_fields) => Seen::Malformed,
+            Some(_) => Seen::Nack(i),
+            None => Seen::Interest(i, lp.headers),
+        };
     }
     match Data::decode(&frag) {
-        Ok(d) if lp.headers.nack.is_none() => Seen::Data(d),
+        Ok(d) if lp.headers.nack.is_none() && !pinned => Seen::Data(d),
         _ => Seen::Malformed,
     }
 }
@@ -282,7 +289,7 @@ proptest! {
                 known.retain(|k| *k != face);
             }
             let mut burst: Vec<(u32, Bytes)> = received.iter().map(|r| (r.face, r.encode())).collect();
-            let seen: Vec<(u32, Seen)> = burst.iter().filter(|(f, _)| known.contains(f)).map(|(f, w)| (*f, see(w))).collect();
+            let seen: Vec<(u32, Seen)> = burst.iter().filter(|(f, _)| known.contains(f)).map(|(f, w)| (*f, see(w, meta(*f).local_fields))).collect();
             let mut out = Vec::new();
             f.process_burst(now, &mut burst, &mut out);
             check_burst(now, &known, &seen, &out, &mut history)?;

@@ -62,6 +62,32 @@ pub struct LpHeaders {
     pub congestion_mark: Option<u64>,
 }
 
+impl LpHeaders {
+    /// The header field, if any, for which NFD's GenericLinkService drops a
+    /// packet whose network-layer TLV-TYPE is `network` (a Nack when
+    /// [`LpHeaders::nack`] is set): NextHopFaceId on an Interest from a face
+    /// without local fields (`local_fields` asks the face only then, as an
+    /// Interest rarely has the field), NextHopFaceId on a Data or a Nack, and
+    /// CachePolicy on an Interest or a Nack. Such a packet asks for something
+    /// its sender may not ask or that means nothing for its kind, and acting
+    /// on the rest of it would treat the request as if it had not been made.
+    /// (A Nack on a Data fails earlier, in the decoding.)
+    pub fn refused_field(&self, network: u32, local_fields: impl FnOnce() -> bool) -> Option<u32> {
+        // Most LpPackets carry a PIT token or a Nack and neither of these.
+        if self.next_hop_face_id.is_none() && self.cache_policy.is_none() {
+            return None;
+        }
+        let interest = network == INTEREST && self.nack.is_none();
+        if self.next_hop_face_id.is_some() && !(interest && local_fields()) {
+            return Some(LP_NEXT_HOP_FACE_ID);
+        }
+        if self.cache_policy.is_some() && network != DATA {
+            return Some(LP_CACHE_POLICY);
+        }
+        None
+    }
+}
+
 /// A decoded link-layer packet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LpPacket {
@@ -275,6 +301,27 @@ mod tests {
         assert_eq!(packet(&[(LP_FRAG_COUNT, &[1]), (LP_FRAG_COUNT, &[2])]), Err(WireError::OutOfOrder(LP_FRAG_COUNT)));
         assert_eq!(packet(&[(LP_PIT_TOKEN, b"a"), (LP_PIT_TOKEN, b"b")]), Err(WireError::OutOfOrder(LP_PIT_TOKEN)));
         assert!(packet(&[(852, &[1]), (852, &[2])]).is_ok(), "an ignorable field it does not read may repeat");
+    }
+
+    /// NFD's GenericLinkService rules (decodeInterest, decodeData,
+    /// decodeNack), each with the field it names.
+    #[test]
+    fn fields_nfd_refuses_by_packet_kind() {
+        let nh = LpHeaders { next_hop_face_id: Some(3), ..Default::default() };
+        let cp = LpHeaders { cache_policy: Some(CACHE_POLICY_NO_CACHE), ..Default::default() };
+        let nack = |h: &LpHeaders| LpHeaders { nack: Some(NackReason::NoRoute), ..h.clone() };
+        assert_eq!(nh.refused_field(INTEREST, || true), None, "a local app pins its next hop");
+        assert_eq!(nh.refused_field(INTEREST, || false), Some(LP_NEXT_HOP_FACE_ID));
+        assert_eq!(nh.refused_field(DATA, || true), Some(LP_NEXT_HOP_FACE_ID));
+        assert_eq!(nack(&nh).refused_field(INTEREST, || true), Some(LP_NEXT_HOP_FACE_ID));
+        assert_eq!(cp.refused_field(DATA, || false), None, "CachePolicy is a Data's");
+        assert_eq!(cp.refused_field(INTEREST, || true), Some(LP_CACHE_POLICY));
+        assert_eq!(nack(&cp).refused_field(INTEREST, || true), Some(LP_CACHE_POLICY));
+        let plain = LpHeaders { pit_token: Some(Bytes::from_static(b"t")), congestion_mark: Some(1), incoming_face_id: Some(9), ..Default::default() };
+        for typ in [INTEREST, DATA] {
+            assert_eq!(plain.refused_field(typ, || unreachable!("no NextHopFaceId to ask about")), None);
+            assert_eq!(nack(&plain).refused_field(typ, || unreachable!()), None);
+        }
     }
 
     #[test]
