@@ -725,14 +725,12 @@ fn signed_interest_parameters_are_forwarded_byte_exact() {
     let mut f = forwarder();
     let mut i = interest("/a/s", 1);
     i.hop_limit = Some(9);
-    let mut tail = Vec::new();
-    trajan_wire::tlv::write_tlv(&mut tail, 0x24, b"params");
-    trajan_wire::tlv::write_tlv(&mut tail, 0x2c, &[0x1b, 1, 0]);
-    trajan_wire::tlv::write_tlv(&mut tail, 0x2e, &[7; 32]);
-    i.params_tail = Some(Bytes::from(tail.clone()));
+    trajan_wire::signed::sign_digest_sha256(&mut i, b"params", &Default::default());
+    let tail = i.params_tail.clone().expect("signed");
     let out = run(&mut f, 0, vec![(CONSUMER, i.encode())]);
     let fwd = Interest::decode(&out[0].pkt).unwrap();
-    assert_eq!(fwd.params_tail.unwrap(), Bytes::from(tail));
+    assert_eq!(fwd.params_tail.unwrap(), tail);
+    assert_eq!(fwd.name, i.name, "the name keeps its ParametersSha256DigestComponent");
 }
 
 /// Bare and LpPacket-wrapped packets mixed in one burst: each keeps its own link

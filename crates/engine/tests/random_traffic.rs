@@ -89,8 +89,11 @@ fn routes(n: &Name, known: &[u32]) -> Vec<u32> {
     ROUTES.iter().filter(|(p, hops)| name(p).is_prefix_of(n) && !live(hops).is_empty()).max_by_key(|(p, _)| name(p).len()).map_or(Vec::new(), |(_, hops)| live(hops))
 }
 
+/// ndn-cxx's `Interest::matchesData`: a MustBeFresh Interest wants a Data
+/// with a FreshnessPeriod.
 fn matches(i: &Interest, d: &Data) -> bool {
-    i.name == *d.name() || (i.can_be_prefix && i.name.is_prefix_of(d.name())) || i.name.implicit_digest().is_some_and(|_| i.name == d.full_name())
+    let named = i.name == *d.name() || (i.can_be_prefix && i.name.is_prefix_of(d.name())) || i.name.implicit_digest().is_some_and(|_| i.name == d.full_name());
+    named && (!i.must_be_fresh || d.freshness_ms.is_some_and(|f| f > 0))
 }
 
 /// What the forwarder received so far, to check what it sends against.

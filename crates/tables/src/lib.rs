@@ -62,8 +62,10 @@ pub(crate) mod test_util {
         Data::decode(&b.build(content)).expect("built Data decodes")
     }
 
-    /// ndn-cxx's `Interest::matchesData` without MustBeFresh: the reference the
-    /// PIT and CS property tests compare against.
+    /// ndn-cxx's `Interest::matchesData` but for MustBeFresh, which the PIT
+    /// (a Data without a FreshnessPeriod satisfies no MustBeFresh entry) and
+    /// the CS (freshness runs out) each check their own way: the reference
+    /// their property tests compare against.
     pub fn matches_data(i: &Interest, d: &Data) -> bool {
         if i.name.len() == d.name().len() + 1 && i.name.implicit_digest().is_some() {
             return i.name == d.full_name();

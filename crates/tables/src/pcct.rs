@@ -135,6 +135,24 @@ fn can_be_prefix() -> SelectorSet {
     1 << crate::pit::selectors(true, false) | 1 << crate::pit::selectors(true, true)
 }
 
+/// The selector combinations without MustBeFresh: all that a Data with no
+/// FreshnessPeriod (or 0) may satisfy.
+#[inline(always)]
+fn not_must_be_fresh() -> SelectorSet {
+    1 << crate::pit::selectors(false, false) | 1 << crate::pit::selectors(true, false)
+}
+
+/// The selector combinations `data` may satisfy: ndn-cxx's
+/// `Interest::matchesData`, which NFD's `Pit::findAllDataMatches` applies to
+/// every candidate entry, refuses a MustBeFresh Interest a Data whose
+/// FreshnessPeriod is absent or 0 (such a Data is stale on arrival). Decided
+/// once per Data and applied as the walks' selector mask, so the entries
+/// themselves cost nothing more.
+#[inline(always)]
+fn satisfiable(data: &Data) -> SelectorSet {
+    if matches!(data.freshness_ms, None | Some(0)) { not_must_be_fresh() } else { ANY_SELECTORS }
+}
+
 /// The tags of a name's prefixes under [`Pcct::long_tags`]: each item is a
 /// prefix's end in the name's value and its tag; [`LongTags::tag`] is the tag
 /// of what has been fed so far.
@@ -347,8 +365,10 @@ impl Pcct {
     /// Appends to `out` every PIT entry that `data` satisfies: its exact name under
     /// any selectors, each proper prefix of its name with CanBePrefix, and its full
     /// name (with the implicit digest, computed only when some entry asks for a
-    /// digest). MustBeFresh is not checked, as in NFD: fresh Data arriving
-    /// satisfies it. `hash` is the Data name's, by this table's [`NameHasher`].
+    /// digest). A MustBeFresh entry is satisfied only by a Data with a
+    /// FreshnessPeriod above 0, as in NFD (ndn-cxx's `Interest::matchesData`);
+    /// its entry for the same name without MustBeFresh is a different key and
+    /// is satisfied either way. `hash` is the Data name's, by this table's [`NameHasher`].
     pub fn matches_for_data(&self, data: &Data, hash: u64, out: &mut Vec<PitId>) {
         self.matches(data, hash, out);
     }
@@ -375,7 +395,8 @@ impl Pcct {
             out.push(self.pit.id_at(i));
             false
         };
-        let cached = self.walk(LineIndex::tag(hash), data.name().value(), ANY_SELECTORS, &mut push);
+        let selectors = satisfiable(data);
+        let cached = self.walk(LineIndex::tag(hash), data.name().value(), selectors, &mut push);
         if self.pit.prefix_entries > 0 {
             let name = data.name();
             for len in 0..name.len() {
@@ -385,16 +406,16 @@ impl Pcct {
                 }
                 #[cfg(test)]
                 self.hashed.set(self.hashed.get() + prefix.len());
-                self.walk(LineIndex::tag(self.cs.names.encoded(prefix)), prefix, can_be_prefix(), &mut push);
+                self.walk(LineIndex::tag(self.cs.names.encoded(prefix)), prefix, can_be_prefix() & selectors, &mut push);
             }
             let bytes = name.value().len();
             if is_long(name.len(), bytes) || self.pit.digest_entries > 0 && is_long(name.len() + 1, bytes + DIGEST_COMPONENT) {
-                self.long_matches(data, hash, &mut push);
+                self.long_matches(data, hash, can_be_prefix() & selectors, &mut push);
             }
         }
         if self.pit.digest_entries > 0 {
             let full = data.full_name();
-            self.walk(LineIndex::tag(self.cs.names.full(&full)), full.value(), ANY_SELECTORS, &mut push);
+            self.walk(LineIndex::tag(self.cs.names.full(&full)), full.value(), selectors, &mut push);
         }
         cached
     }
@@ -404,16 +425,18 @@ impl Pcct {
     /// name is long) satisfies: those named by a long prefix of its name, the
     /// name itself or its full name, each under its [`Pcct::long_tag`],
     /// computed for every prefix in one pass. A tag that is the name's own
-    /// (or its full name's) was walked for every selector already.
+    /// (or its full name's) was walked for every selector the Data may
+    /// satisfy already. `selectors` are the CanBePrefix combinations the
+    /// Data may satisfy (see `satisfiable`).
     #[cold]
     #[inline(never)]
-    fn long_matches(&self, data: &Data, hash: u64, push: &mut impl FnMut(u32) -> bool) {
+    fn long_matches(&self, data: &Data, hash: u64, selectors: SelectorSet, push: &mut impl FnMut(u32) -> bool) {
         let name = data.name();
         let value = name.value();
         let mut tags = self.long_tags(name);
         for (i, (end, tag)) in (&mut tags).enumerate() {
             if is_long(i + 1, end) && (end < value.len() || tag != LineIndex::tag(hash)) {
-                self.walk(tag, &value[..end], can_be_prefix(), &mut *push);
+                self.walk(tag, &value[..end], selectors, &mut *push);
             }
         }
         // The walk fed every component once: the whole value.
@@ -424,7 +447,7 @@ impl Pcct {
             tags.hasher.write(&full.value()[value.len()..]);
             let tag = tags.tag();
             if tag != LineIndex::tag(self.cs.names.full(&full)) {
-                self.walk(tag, full.value(), can_be_prefix(), push);
+                self.walk(tag, full.value(), selectors, push);
             }
         }
     }
@@ -546,6 +569,28 @@ mod tests {
         assert_eq!(satisfy(&mut t, &names, &data("/n", None, b""), false, 0), 1);
         assert!(t.cs.is_empty());
         assert!(matches!(probe(&mut t, &names, "/n", false, false, 0), Probe::Inserted(_)));
+    }
+
+    /// A Data with no FreshnessPeriod, or 0, satisfies no MustBeFresh entry
+    /// (ndn-cxx's `Interest::matchesData`, as NFD's PIT applies it), under its
+    /// name, a prefix or its full name; the entries of the same names without
+    /// MustBeFresh are satisfied, and a fresh Data satisfies all of them.
+    #[test]
+    fn a_must_be_fresh_entry_is_satisfied_only_by_fresh_data() {
+        for fresh in [None, Some(0), Some(1)] {
+            let (mut t, names) = tables(0);
+            let d = data("/f/x", fresh, b"v");
+            let ids = [false, true].map(|mbf| {
+                [("/f/x", false), ("/f", true), (&*d.full_name().to_string(), false)].map(|(uri, cbp)| {
+                    let Probe::Inserted(id) = probe(&mut t, &names, uri, cbp, mbf, 0) else { panic!("new") };
+                    id
+                })
+            });
+            let [plain, mbf] = &ids;
+            let expect = if fresh.is_some_and(|f| f > 0) { [&plain[..], &mbf[..]].concat() } else { plain.to_vec() };
+            assert_eq!(matched(&t, &names, &d), sorted(expect.clone()), "FreshnessPeriod {fresh:?}");
+            assert_eq!(satisfy(&mut t, &names, &d, false, 0), expect.len());
+        }
     }
 
     #[test]
@@ -707,9 +752,11 @@ mod tests {
 
         assert_eq!(matched(&t, &names, &exact), sorted(vec![mbf, any, plain, full]), "the name and its full name");
         for longer in [n + 1, n + 40] {
-            assert_eq!(matched(&t, &names, &data(&uri(longer), None, b"")), sorted(vec![mbf, any]), "{longer} components");
+            assert_eq!(matched(&t, &names, &data(&uri(longer), Some(1), b"")), sorted(vec![mbf, any]), "{longer} components");
+            assert_eq!(matched(&t, &names, &data(&uri(longer), None, b"")), [any], "{longer} components, no FreshnessPeriod");
         }
-        assert_eq!(matched(&t, &names, &data(&uri(n), None, b"other")), sorted(vec![mbf, any, plain]), "another packet of the name");
+        assert_eq!(matched(&t, &names, &data(&uri(n), Some(1), b"other")), sorted(vec![mbf, any, plain]), "another packet of the name");
+        assert_eq!(matched(&t, &names, &data(&uri(n), Some(0), b"other")), sorted(vec![any, plain]), "another packet of the name, stale");
         for other in [uri(n - 1), format!("{}/z", uri(n - 1))] {
             assert_eq!(matched(&t, &names, &data(&other, None, b"")), [], "{other}");
         }
@@ -733,9 +780,10 @@ mod tests {
             data_len in LONG_NAME - 2..LONG_NAME + 3,
             tail in crate::test_util::arb_name(2),
             entries in proptest::collection::vec((LONG_NAME - 3..LONG_NAME + 4, any::<bool>(), any::<bool>(), 0u8..5), 0..30),
+            fresh in proptest::option::of(0u64..2),
         ) {
             let data_uri = format!("{}{}", long_uri(data_len), if tail.is_empty() { String::new() } else { tail.to_string() });
-            let d = data(&data_uri, None, b"");
+            let d = data(&data_uri, fresh, b"");
             check_matches(&d, entries.into_iter().map(|(len, cbp, mbf, kind)| {
                 let n = match kind {
                     0 => d.full_name(),
@@ -754,9 +802,10 @@ mod tests {
         fn matches_around_the_long_bytes_bound_agree_with_reference(
             sizes in proptest::collection::vec(0usize..120, 1..6),
             entries in proptest::collection::vec((0usize..7, any::<bool>(), any::<bool>(), 0u8..5), 0..30),
+            fresh in proptest::option::of(0u64..2),
         ) {
             let fill = [b'w'; 120];
-            let d = data(&Name::from_components(sizes.iter().map(|&n| (8u32, &fill[..n]))).to_string(), None, b"");
+            let d = data(&Name::from_components(sizes.iter().map(|&n| (8u32, &fill[..n]))).to_string(), fresh, b"");
             check_matches(&d, entries.into_iter().map(|(len, cbp, mbf, kind)| {
                 let prefix = d.name().prefix(len.min(d.name().len()));
                 let n = match kind {
@@ -772,8 +821,9 @@ mod tests {
 
     /// Enters an Interest for each of `entries` (name, CanBePrefix,
     /// MustBeFresh) and checks that `d` matches exactly the entries whose
-    /// Interest matches it by ndn-cxx's rule, each once, and that each entry
-    /// is found by its key.
+    /// Interest matches it by ndn-cxx's rule (MustBeFresh included: a Data
+    /// without a FreshnessPeriod above 0 matches no MustBeFresh Interest),
+    /// each once, and that each entry is found by its key.
     fn check_matches(d: &Data, entries: impl Iterator<Item = (Name, bool, bool)>) -> Result<(), TestCaseError> {
         let (mut t, names) = tables(0);
         let mut live: Vec<(PitId, Interest)> = Vec::new();
@@ -785,7 +835,8 @@ mod tests {
             }
         }
         assert_indexed_once(&t);
-        let expect = live.iter().filter(|(_, i)| crate::test_util::matches_data(i, d)).map(|(id, _)| *id).collect();
+        let fresh = d.freshness_ms.is_some_and(|f| f > 0);
+        let expect = live.iter().filter(|(_, i)| crate::test_util::matches_data(i, d) && (fresh || !i.must_be_fresh)).map(|(id, _)| *id).collect();
         prop_assert_eq!(matched(&t, &names, d), sorted(expect));
         for (id, i) in &live {
             prop_assert_eq!(t.find(&i.name, i.can_be_prefix, i.must_be_fresh), Some(*id));

@@ -910,7 +910,7 @@ mod tests {
                     prop_assert!(pit.remove(id).is_some());
                 }
             }
-            let expect = sorted(live.iter().filter(|(_, i)| matches_data(i, &d)).map(|(id, _)| *id).collect());
+            let expect = sorted(live.iter().filter(|(_, i)| matches_data(i, &d) && (!i.must_be_fresh || d.freshness_ms.is_some_and(|f| f > 0))).map(|(id, _)| *id).collect());
             prop_assert_eq!(matches(&pit, &d), expect);
         }
     }

@@ -317,7 +317,6 @@ fn nack_name(r: NackReason) -> String {
         NackReason::Congestion => "congestion".into(),
         NackReason::Duplicate => "duplicate".into(),
         NackReason::None => "no reason".into(),
-        NackReason::Other(c) => format!("reason {c}"),
     }
 }
 

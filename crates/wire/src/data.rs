@@ -280,22 +280,42 @@ struct MetaInfo {
 
 /// The MetaInfo element's fields. Always inlined into [`Data::decode`], its one
 /// caller, which runs per packet.
+///
+/// As ndn-cxx's `MetaInfo::wireDecode` reads it: ContentType, FreshnessPeriod
+/// and FinalBlockId, each only in its place and each at most once; every
+/// element after them, of any type (critical or not, a known one repeated or
+/// out of order included), is application MetaInfo (v0.3 `AppMetaInfo`),
+/// which the packet carries on unread. So a producer's own MetaInfo does not
+/// get its Data dropped here while NFD forwards it. Every element's header is
+/// still checked against the MetaInfo's bounds.
 #[inline(always)]
 fn decode_meta_info(wire: &Bytes, mut r: SliceReader<'_>) -> Result<MetaInfo, WireError> {
     let mut m = MetaInfo::default();
+    // The rank of the last field read in its place; past the known ones
+    // (`u8::MAX`) every element is application MetaInfo.
+    let mut last = 0u8;
     while !r.is_empty() {
         let e = r.read()?;
-        match e.typ {
-            CONTENT_TYPE => m.content_type = read_nonneg(r.value(&e))?,
-            FRESHNESS_PERIOD => m.freshness_ms = Some(read_nonneg(r.value(&e))?),
-            FINAL_BLOCK_ID => {
+        let k = match e.typ {
+            CONTENT_TYPE => 1,
+            FRESHNESS_PERIOD => 2,
+            FINAL_BLOCK_ID => 3,
+            _ => 0,
+        };
+        if k <= last {
+            last = u8::MAX;
+            continue;
+        }
+        last = k;
+        match k {
+            1 => m.content_type = read_nonneg(r.value(&e))?,
+            2 => m.freshness_ms = Some(read_nonneg(r.value(&e))?),
+            _ => {
                 // Must hold exactly one name component.
                 let value = wire.slice(e.value());
                 Name::from_value(value.clone()).ok().filter(|n| n.len() == 1).ok_or(WireError::BadValue(FINAL_BLOCK_ID))?;
                 m.final_block_id = Some(value);
             }
-            t if is_critical(t) => return Err(WireError::UnknownCritical(t)),
-            _ => {}
         }
     }
     Ok(m)
@@ -406,6 +426,39 @@ mod tests {
         assert_eq!(sent.take_wire(), w);
         assert!(sent.wire().is_empty() && sent.name.is_empty(), "the packet goes with its name");
         assert_eq!(d.full_name().len(), 3);
+    }
+
+    /// A Data whose MetaInfo is `meta` (encoded elements), named `/a`.
+    fn with_meta(meta: &[u8]) -> Bytes {
+        let mut inner = Vec::new();
+        write_tlv(&mut inner, NAME, &[8, 1, b'a']);
+        write_tlv(&mut inner, META_INFO, meta);
+        write_tlv(&mut inner, SIGNATURE_INFO, &[0x1b, 1, 0]);
+        write_tlv(&mut inner, SIGNATURE_VALUE, &[0; 4]);
+        let mut v = Vec::new();
+        write_tlv(&mut v, DATA, &inner);
+        Bytes::from(v)
+    }
+
+    /// Elements after ContentType, FreshnessPeriod and FinalBlockId are
+    /// application MetaInfo of any type, carried unread (ndn-cxx's
+    /// `MetaInfo::wireDecode`), critical types included; a known field out of
+    /// its place or repeated is one of them, not read. A malformed header is
+    /// still an error.
+    #[test]
+    fn application_meta_info_of_any_type_is_carried_unread() {
+        let d = Data::decode(&with_meta(&[0x18, 1, 2, 0x19, 1, 9, 0x1a, 3, 8, 1, b'z', 0x81, 1, 0, 0x0f, 0, 0x19, 1, 7, 0x18, 1, 3])).unwrap();
+        assert_eq!((d.content_type, d.freshness_ms, d.final_block_id.as_deref()), (2, Some(9), Some(&[8, 1, b'z'][..])));
+        // Out of place: FreshnessPeriod after FinalBlockId, and after an application element.
+        let d = Data::decode(&with_meta(&[0x1a, 3, 8, 1, b'z', 0x19, 1, 9])).unwrap();
+        assert_eq!((d.freshness_ms, d.final_block_id.is_some()), (None, true));
+        let d = Data::decode(&with_meta(&[0x81, 0, 0x19, 1, 9, 0x1a, 0])).unwrap();
+        assert_eq!((d.freshness_ms, d.final_block_id), (None, None));
+        // FreshnessPeriod before ContentType: the ContentType is application MetaInfo.
+        let d = Data::decode(&with_meta(&[0x19, 1, 9, 0x18, 1, 2])).unwrap();
+        assert_eq!((d.content_type, d.freshness_ms), (0, Some(9)));
+        assert!(Data::decode(&with_meta(&[0x19, 1, 9, 0x81])).is_err(), "a header cut short");
+        assert!(Data::decode(&with_meta(&[0x19, 1, 9, 0x81, 5, 0])).is_err(), "a length past the MetaInfo");
     }
 
     #[test]

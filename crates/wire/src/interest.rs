@@ -6,6 +6,7 @@
 //! is carried as one raw slice and so forwarded byte-exact.
 
 use bytes::Bytes;
+use sha2::{Digest, Sha256};
 
 use crate::error::WireError;
 use crate::name::Name;
@@ -40,7 +41,8 @@ pub struct Interest {
 /// The fields of an Interest of the shape nearly every Interest has: a name,
 /// then any of CanBePrefix, MustBeFresh, Nonce, InterestLifetime and HopLimit in
 /// that order, each element with a one-byte type and a short length (no
-/// ForwardingHint, no parameters, nothing unknown). Each field is one type-byte
+/// ForwardingHint, no parameters, nothing unknown; CanBePrefix and
+/// MustBeFresh empty). Each field is one type-byte
 /// comparison at the place the format puts it; the name is only located.
 ///
 /// Only scalars and the name's place: [`Interest::decode_into`] then writes
@@ -67,8 +69,12 @@ impl CommonShape {
         let mut r = ShapeReader::outer(wire, INTEREST)?;
         // An empty name is left to the general decoder, which rejects it.
         let name = r.take(NAME).filter(|v| !v.is_empty())?;
-        let can_be_prefix = r.take(CAN_BE_PREFIX).is_some();
-        let must_be_fresh = r.take(MUST_BE_FRESH).is_some();
+        // CanBePrefix and MustBeFresh must be empty (ndn-cxx throws otherwise);
+        // one with a value is left to the general decoder, which refuses it.
+        // Folded into the final test rather than a branch each.
+        let (cbp, mbf) = (r.take(CAN_BE_PREFIX), r.take(MUST_BE_FRESH));
+        let flag_values = cbp.as_ref().map_or(0, |v| v.len()) | mbf.as_ref().map_or(0, |v| v.len());
+        let (can_be_prefix, must_be_fresh) = (cbp.is_some(), mbf.is_some());
         let nonce = match r.take(NONCE) {
             Some(v) => Some(u32::from_be_bytes(r.value(v).try_into().ok()?)),
             None => None,
@@ -82,7 +88,7 @@ impl CommonShape {
             Some(_) => return None,
             None => None,
         };
-        r.is_done().then_some(CommonShape { name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit })
+        (r.is_done() & (flag_values == 0)).then_some(CommonShape { name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit })
     }
 }
 
@@ -143,7 +149,11 @@ impl Interest {
             // The general decoder would fail on the name with this same error:
             // it reads the name before any field.
             Some(f) => {
-                self.name.set_within(wire, f.name)?;
+                // A name the fast pass took has no digest component; any
+                // other is looked at, as the general decoder does.
+                if self.name.set_within_marked(wire, f.name)? {
+                    no_params_digest(&self.name)?;
+                }
                 self.can_be_prefix = f.can_be_prefix;
                 self.must_be_fresh = f.must_be_fresh;
                 self.forwarding_hint = None;
@@ -165,7 +175,8 @@ impl Interest {
         let (outer, el) = SliceReader::outer(wire, INTEREST)?;
         let mut r = outer.inner(&el);
         let name_el = r.expect(NAME)?;
-        let name = Name::from_within(wire.clone(), name_el.value())?;
+        let mut name = Name::root();
+        let marked = name.set_within_marked(wire.clone(), name_el.value())?;
         // v0.3: an Interest whose name has no component must be discarded (it
         // would match every Data, `/localhost` ones included, as a prefix).
         if name.is_empty() {
@@ -176,17 +187,26 @@ impl Interest {
         let (mut can_be_prefix, mut must_be_fresh, mut forwarding_hint, mut params_tail) = (false, false, None, None);
         let (mut nonce, mut lifetime_ms, mut hop_limit) = (None, None, None);
         // Each known element's rank in the order v0.3 prescribes must exceed the
-        // last one's; one match gives the rank and reads the value.
+        // last one's; one match gives the rank and reads the value. As in
+        // ndn-cxx's `Interest::wireDecode`, HopLimit and ApplicationParameters,
+        // both non-critical, are skipped rather than refused when out of order
+        // or repeated (their value unread); every other known element is refused.
         let mut last = 0u8;
         while !r.is_empty() {
             let e = r.read()?;
             let value = r.value(&e);
             let k = match e.typ {
                 CAN_BE_PREFIX => {
+                    if !value.is_empty() {
+                        return Err(WireError::BadValue(CAN_BE_PREFIX));
+                    }
                     can_be_prefix = true;
                     1
                 }
                 MUST_BE_FRESH => {
+                    if !value.is_empty() {
+                        return Err(WireError::BadValue(MUST_BE_FRESH));
+                    }
                     must_be_fresh = true;
                     2
                 }
@@ -203,6 +223,7 @@ impl Interest {
                     lifetime_ms = Some(read_nonneg(value)?);
                     5
                 }
+                HOP_LIMIT if last >= 6 => continue,
                 HOP_LIMIT => {
                     let &[h] = value else { return Err(WireError::BadValue(HOP_LIMIT)) };
                     hop_limit = Some(h);
@@ -218,16 +239,28 @@ impl Interest {
             last = k;
             if e.typ == APPLICATION_PARAMETERS {
                 // Everything from here on is signature material: validate its TLV
-                // structure, then keep it raw.
+                // structure, then keep it raw. The ParametersSha256DigestComponent
+                // covers ndn-cxx's parameters: ApplicationParameters and every
+                // element after it but the HopLimit and ApplicationParameters it
+                // skips (kept in the raw tail, as it keeps them in the packet).
+                let mut digest = Sha256::new();
+                digest.update(&wire[e.whole()]);
                 while !r.is_empty() {
                     let e = r.read()?;
                     if !matches!(e.typ, INTEREST_SIGNATURE_INFO | INTEREST_SIGNATURE_VALUE) && is_critical(e.typ) {
                         return Err(WireError::UnknownCritical(e.typ));
                     }
+                    if !matches!(e.typ, HOP_LIMIT | APPLICATION_PARAMETERS) {
+                        digest.update(&wire[e.whole()]);
+                    }
                 }
+                params_digest(&name, marked, &digest.finalize())?;
                 params_tail = Some(wire.slice(e.begin..el.end));
                 break;
             }
+        }
+        if params_tail.is_none() && marked {
+            no_params_digest(&name)?;
         }
         Ok(Interest { name, can_be_prefix, must_be_fresh, forwarding_hint, nonce, lifetime_ms, hop_limit, params_tail })
     }
@@ -284,6 +317,40 @@ impl Interest {
     }
 }
 
+/// Refuses a ParametersSha256DigestComponent in the name of an Interest
+/// without parameters, as NFD does (ndn-cxx's
+/// `Interest::isParametersDigestValid`). Only for a name that may have one
+/// ([`Name::set_within_marked`]), so out of line.
+#[cold]
+#[inline(never)]
+fn no_params_digest(name: &Name) -> Result<(), WireError> {
+    match name.components().any(|c| c.typ == PARAMETERS_SHA256_DIGEST) {
+        true => Err(WireError::Missing(APPLICATION_PARAMETERS)),
+        false => Ok(()),
+    }
+}
+
+/// Checks the name of an Interest with parameters whose digest is `digest`
+/// (see [`Interest::decode_general`]) as ndn-cxx's `Interest::wireDecode`
+/// does for NFD: it must have exactly one ParametersSha256DigestComponent,
+/// and that one must be the digest. `marked` is [`Name::set_within_marked`]'s
+/// flag: a name without it has no digest component.
+fn params_digest(name: &Name, marked: bool, digest: &[u8]) -> Result<(), WireError> {
+    let mut found = None;
+    if marked {
+        for c in name.components().filter(|c| c.typ == PARAMETERS_SHA256_DIGEST) {
+            if found.replace(c.value).is_some() {
+                return Err(WireError::OutOfOrder(PARAMETERS_SHA256_DIGEST));
+            }
+        }
+    }
+    match found {
+        None => Err(WireError::Missing(PARAMETERS_SHA256_DIGEST)),
+        Some(v) if v != digest => Err(WireError::BadValue(PARAMETERS_SHA256_DIGEST)),
+        Some(_) => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,11 +370,9 @@ mod tests {
                     write_tlv(&mut h, NAME, &[8, 1, b'h']);
                     i.forwarding_hint = Some(Bytes::from(h));
                 }
-                i.params_tail = params.map(|p| {
-                    let mut t = Vec::new();
-                    write_tlv(&mut t, APPLICATION_PARAMETERS, &p);
-                    Bytes::from(t)
-                });
+                if let Some(p) = params {
+                    crate::signed::set_parameters(&mut i, &p);
+                }
                 i
             })
     }
@@ -336,6 +401,7 @@ mod tests {
         write_tlv(&mut tail, APPLICATION_PARAMETERS, b"xyz");
         write_tlv(&mut tail, INTEREST_SIGNATURE_INFO, &[0x1b, 1, 0]);
         write_tlv(&mut tail, INTEREST_SIGNATURE_VALUE, &[9; 32]);
+        i.name = i.name.append(PARAMETERS_SHA256_DIGEST, &Sha256::digest(&tail));
         i.params_tail = Some(Bytes::from(tail));
         let w = i.encode();
         assert_eq!(w.len(), i.encoded_len());
@@ -374,6 +440,102 @@ mod tests {
         let i = Interest::decode(&named_a(&[0x21, 0, 0x12, 0, 0x0a, 4, 1, 2, 3, 4, 0x22, 1, 9])).unwrap();
         assert!(i.can_be_prefix && i.must_be_fresh);
         assert_eq!((i.nonce, i.hop_limit, i.lifetime_ms), (Some(0x01020304), Some(9), None));
+    }
+
+    /// An Interest named `comps` (generic components) and then a
+    /// ParametersSha256DigestComponent for each of `digests`, with `fields`
+    /// (encoded elements) after its name.
+    fn with_digests(comps: &[&[u8]], digests: &[&[u8]], fields: &[u8]) -> Bytes {
+        let mut name = Vec::new();
+        comps.iter().for_each(|c| write_tlv(&mut name, GENERIC_COMPONENT, c));
+        digests.iter().for_each(|d| write_tlv(&mut name, PARAMETERS_SHA256_DIGEST, d));
+        let mut v = Vec::new();
+        write_tlv(&mut v, NAME, &name);
+        v.extend_from_slice(fields);
+        let mut w = Vec::new();
+        write_tlv(&mut w, INTEREST, &v);
+        Bytes::from(w)
+    }
+
+    /// The ParametersSha256DigestComponent is checked as NFD checks it
+    /// (ndn-cxx's `Interest::wireDecode` and `isParametersDigestValid`): an
+    /// Interest with parameters needs exactly one, the SHA-256 of
+    /// ApplicationParameters through the signature; one without parameters
+    /// may have none, in either decoder.
+    #[test]
+    fn the_parameters_digest_is_checked() {
+        let mut tail = Vec::new();
+        write_tlv(&mut tail, APPLICATION_PARAMETERS, b"xyz");
+        write_tlv(&mut tail, INTEREST_SIGNATURE_INFO, &[0x1b, 1, 0]);
+        write_tlv(&mut tail, INTEREST_SIGNATURE_VALUE, &[9; 32]);
+        let digest: [u8; 32] = Sha256::digest(&tail).into();
+        let d = Interest::decode(&with_digests(&[b"a"], &[&digest], &tail)).unwrap();
+        assert_eq!(d.params_tail.as_deref(), Some(&tail[..]));
+        // Missing, wrong (a signature byte changed), twice.
+        assert_eq!(Interest::decode(&with_digests(&[b"a"], &[], &tail)), Err(WireError::Missing(PARAMETERS_SHA256_DIGEST)));
+        let mut tampered = tail.clone();
+        *tampered.last_mut().unwrap() ^= 1;
+        assert_eq!(Interest::decode(&with_digests(&[b"a"], &[&digest], &tampered)), Err(WireError::BadValue(PARAMETERS_SHA256_DIGEST)));
+        assert_eq!(Interest::decode(&with_digests(&[b"a"], &[&digest, &digest], &tail)), Err(WireError::OutOfOrder(PARAMETERS_SHA256_DIGEST)));
+        // Without parameters: none may be there, whichever decoder reads the packet.
+        let nonce = [0x0a, 4, 1, 2, 3, 4];
+        let common = with_digests(&[b"a"], &[&digest], &nonce);
+        assert!(CommonShape::read(&common).is_some());
+        let hinted = with_digests(&[b"a"], &[&digest], &[0x1e, 5, 7, 3, 8, 1, b'h', 0x0a, 4, 1, 2, 3, 4]);
+        assert!(CommonShape::read(&hinted).is_none());
+        for w in [&common, &hinted] {
+            assert_eq!(Interest::decode(w), Err(WireError::Missing(APPLICATION_PARAMETERS)));
+        }
+        // Names the fast pass does not take, with no digest, are fine.
+        let long: Vec<&[u8]> = vec![b"c"; crate::name::INLINE_COMPONENTS + 3];
+        let implicit = [0u8; 32];
+        let mut with_implicit = Vec::new();
+        write_tlv(&mut with_implicit, NAME, &[&[8, 1, b'a'][..], &[1, 32], &implicit].concat());
+        with_implicit.extend_from_slice(&nonce);
+        for w in [with_digests(&long, &[], &nonce), Bytes::from([&[5, with_implicit.len() as u8][..], &with_implicit].concat())] {
+            assert_eq!(Interest::decode(&w).unwrap().nonce, Some(0x01020304));
+        }
+    }
+
+    /// Out of order or repeated, HopLimit and ApplicationParameters (both
+    /// non-critical) are skipped, as ndn-cxx's `Interest::wireDecode` skips
+    /// them: left out of the parameters digest, but kept in the raw tail when
+    /// they follow the parameters. Other known elements out of order are refused.
+    #[test]
+    fn a_hop_limit_or_parameters_out_of_order_is_skipped() {
+        // A second HopLimit, even malformed, is skipped; the first is read.
+        for second in [&[0x22, 1, 7][..], &[0x22, 2, 1, 2]] {
+            let i = Interest::decode(&named_a(&[&[0x0a, 4, 1, 2, 3, 4, 0x22, 1, 5][..], second].concat())).unwrap();
+            assert_eq!((i.nonce, i.hop_limit), (Some(0x01020304), Some(5)));
+        }
+        assert_eq!(Interest::decode(&named_a(&[0x22, 1, 5, 0x0a, 4, 1, 2, 3, 4])), Err(WireError::OutOfOrder(NONCE)));
+        // After the parameters: a HopLimit and a second ApplicationParameters.
+        let mut covered = Vec::new();
+        write_tlv(&mut covered, APPLICATION_PARAMETERS, b"p");
+        write_tlv(&mut covered, INTEREST_SIGNATURE_INFO, &[0x1b, 1, 0]);
+        let tail = [&covered[..3], &[0x22, 1, 9, 0x24, 1, b'q'][..], &covered[3..]].concat();
+        let digest: [u8; 32] = Sha256::digest(&covered).into();
+        let w = with_digests(&[b"a"], &[&digest], &tail);
+        let i = Interest::decode(&w).unwrap();
+        assert_eq!((i.hop_limit, i.params_tail.as_deref(), i.app_parameters().as_deref()), (None, Some(&tail[..]), Some(&b"p"[..])));
+        assert_eq!(i.encode(), w, "forwarded as received");
+        // A digest over the skipped elements too is not the parameters'.
+        let over_all: [u8; 32] = Sha256::digest(&tail).into();
+        assert_eq!(Interest::decode(&with_digests(&[b"a"], &[&over_all], &tail)), Err(WireError::BadValue(PARAMETERS_SHA256_DIGEST)));
+        // A critical element after the parameters is still refused.
+        let bad = [&covered[..], &[0x0a, 4, 1, 2, 3, 4][..]].concat();
+        assert_eq!(Interest::decode(&with_digests(&[b"a"], &[&Sha256::digest(&bad)[..]], &bad)), Err(WireError::UnknownCritical(NONCE)));
+    }
+
+    /// CanBePrefix and MustBeFresh must be empty, as ndn-cxx requires; the
+    /// common-shape decoder leaves one with a value to the general one.
+    #[test]
+    fn can_be_prefix_and_must_be_fresh_must_be_empty() {
+        for (fields, typ) in [(&[0x21, 1, 0][..], CAN_BE_PREFIX), (&[0x21, 0, 0x12, 2, 0, 0][..], MUST_BE_FRESH)] {
+            let w = named_a(fields);
+            assert!(CommonShape::read(&w).is_none());
+            assert_eq!(Interest::decode(&w), Err(WireError::BadValue(typ)));
+        }
     }
 
     proptest! {

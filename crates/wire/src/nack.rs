@@ -2,7 +2,8 @@
 
 use crate::types::LP_NACK_REASON;
 
-/// Why an upstream refused an Interest. Codes are NDNLPv2's; unknown ones are kept.
+/// Why an upstream refused an Interest. Codes are NDNLPv2's; an unknown one
+/// reads as [`NackReason::None`], as in NFD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NackReason {
     /// The Nack field carried no reason.
@@ -13,8 +14,6 @@ pub enum NackReason {
     Duplicate,
     /// Code 150: the upstream has no route for the name.
     NoRoute,
-    /// A code NDNLPv2 does not define, kept so it can be passed on.
-    Other(u64),
 }
 
 impl NackReason {
@@ -25,18 +24,18 @@ impl NackReason {
             NackReason::Congestion => 50,
             NackReason::Duplicate => 100,
             NackReason::NoRoute => 150,
-            NackReason::Other(c) => c,
         }
     }
 
-    /// From a wire code.
+    /// From a wire code: a code NDNLPv2 does not define is
+    /// [`NackReason::None`], as ndn-cxx's `lp::NackHeader::getReason` reads it
+    /// for NFD, so a code no one knows is not passed on.
     pub fn from_code(c: u64) -> Self {
         match c {
-            0 => NackReason::None,
             50 => NackReason::Congestion,
             100 => NackReason::Duplicate,
             150 => NackReason::NoRoute,
-            c => NackReason::Other(c),
+            _ => NackReason::None,
         }
     }
 
@@ -68,4 +67,21 @@ pub struct Nack {
     pub reason: NackReason,
     /// The refused Interest, as sent upstream; matched against the PIT.
     pub interest: crate::Interest,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The codes NDNLPv2 defines read as themselves; any other, as no
+    /// reason (ndn-cxx's `NackHeader::getReason`), never as a code passed on.
+    #[test]
+    fn an_unknown_code_is_no_reason() {
+        for r in [NackReason::Congestion, NackReason::Duplicate, NackReason::NoRoute, NackReason::None] {
+            assert_eq!(NackReason::from_code(r.code()), r);
+        }
+        for c in [1, 49, 51, 101, 151, 200, u64::MAX] {
+            assert_eq!(NackReason::from_code(c), NackReason::None, "code {c}");
+        }
+    }
 }

@@ -189,18 +189,30 @@ impl Name {
     /// relies on to hand its packet back.
     #[inline(always)]
     pub fn set_within(&mut self, buf: Bytes, range: std::ops::Range<usize>) -> Result<(), WireError> {
+        self.set_within_marked(buf, range).map(drop)
+    }
+
+    /// [`Name::set_within`], also saying whether the name may hold a digest
+    /// component: false when the fast pass took it ([`Name::set_ordinary_ends`]:
+    /// none of its components is a digest), true for any other name. The
+    /// Interest decoders must refuse a ParametersSha256DigestComponent that
+    /// does not match the Interest's parameters, and this lets them look for
+    /// one only in the rare names that may have it: the pass that validated
+    /// the name already read every component's type.
+    #[inline(always)]
+    pub(crate) fn set_within_marked(&mut self, buf: Bytes, range: std::ops::Range<usize>) -> Result<bool, WireError> {
         let ends = match buf.get(range.clone()) {
             Some(_) if range.end > u16::MAX as usize => Err(WireError::TooLarge),
             Some(value) => self.set_ends(value),
             None => Err(WireError::Truncated),
         };
         match ends {
-            Ok(len) => {
+            Ok((len, marked)) => {
                 self.len = len;
                 // Both fit: `range.end` was checked above.
                 (self.start, self.vlen) = (range.start as u16, range.len() as u16);
                 self.buf = buf;
-                Ok(())
+                Ok(marked)
             }
             Err(e) => {
                 *self = Name::root();
@@ -214,14 +226,15 @@ impl Name {
     /// longer than a packet may be ([`MAX_PACKET_SIZE`]) is [`WireError::TooLarge`]:
     /// so any decoded name, extended by a digest or a few more components,
     /// stays far inside the 64 KiB a name's offsets can hold.
+    /// The flag is [`Name::set_within_marked`]'s: whether the full pass ran.
     #[inline(always)]
-    fn set_ends(&mut self, buf: &[u8]) -> Result<u16, WireError> {
+    fn set_ends(&mut self, buf: &[u8]) -> Result<(u16, bool), WireError> {
         if buf.len() > MAX_PACKET_SIZE {
             return Err(WireError::TooLarge);
         }
         match self.set_ordinary_ends(buf) {
-            Some(n) => Ok(n),
-            None => self.set_checked_ends(buf),
+            Some(n) => Ok((n, false)),
+            None => self.set_checked_ends(buf).map(|n| (n, true)),
         }
     }
 
