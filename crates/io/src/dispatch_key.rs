@@ -15,7 +15,7 @@
 
 use trajan_wire::tlv::read_header;
 use trajan_wire::lp::network_packet;
-use trajan_wire::types::{DATA, IMPLICIT_SHA256_DIGEST, INTEREST, NAME};
+use trajan_wire::types::{CAN_BE_PREFIX, DATA, IMPLICIT_SHA256_DIGEST, INTEREST, NAME};
 
 /// Name components hashed to choose a worker (see the module documentation).
 pub const DISPATCH_COMPONENTS: usize = 2;
@@ -25,6 +25,10 @@ pub const DISPATCH_COMPONENTS: usize = 2;
 pub struct NameKeys {
     /// True for an Interest (or a Nack, which carries one), false for Data.
     pub interest: bool,
+    /// For an Interest, whether it has CanBePrefix (read where v0.3 puts it,
+    /// right after the name): only such an Interest can be answered by a Data
+    /// of a longer name, which may have another key. False for Data.
+    pub can_be_prefix: bool,
     /// How many components were hashed: the name's length, capped at
     /// [`DISPATCH_COMPONENTS`].
     pub hashed: usize,
@@ -60,7 +64,10 @@ pub fn name_keys(pkt: &[u8]) -> Option<NameKeys> {
     if t != NAME {
         return None;
     }
-    let mut keys = NameKeys { interest: typ == INTEREST, hashed: 0, prefix: [0; DISPATCH_COMPONENTS + 1] };
+    let interest = typ == INTEREST;
+    // The element after the name, if inside the packet, starts with its type.
+    let can_be_prefix = interest && pkt[..end].get(name_end) == Some(&(CAN_BE_PREFIX as u8));
+    let mut keys = NameKeys { interest, can_be_prefix, hashed: 0, prefix: [0; DISPATCH_COMPONENTS + 1] };
     let mut q = name_start;
     while keys.hashed < DISPATCH_COMPONENTS && q < name_end {
         let from = q;
@@ -112,6 +119,15 @@ mod tests {
         let nack = LpHeaders { nack: Some(NackReason::NoRoute), ..Default::default() };
         assert_eq!(name_key(&LpPacket::wrap(&interest("/video/file/seg=1", false), &nack)), Some(k), "Nack");
         assert_ne!(name_key(&interest("/video/other", false)), Some(k));
+    }
+
+    #[test]
+    fn an_interest_says_whether_it_can_be_prefix() {
+        assert!(name_keys(&interest("/a", true)).unwrap().can_be_prefix);
+        assert!(!name_keys(&interest("/a", false)).unwrap().can_be_prefix);
+        assert!(!name_keys(&data("/a")).unwrap().can_be_prefix);
+        let token = LpHeaders { pit_token: Some(Bytes::from_static(b"tok")), ..Default::default() };
+        assert!(name_keys(&LpPacket::wrap(&interest("/a", true), &token)).unwrap().can_be_prefix, "in an LpPacket");
     }
 
     #[test]

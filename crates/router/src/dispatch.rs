@@ -62,9 +62,11 @@ pub struct ShortPrefixes {
 }
 
 impl ShortPrefixes {
-    /// Notes a dispatched Interest whose name is short, with the worker it went to.
+    /// Notes a dispatched CanBePrefix Interest whose name is short, with the
+    /// worker it went to. (A short Interest without CanBePrefix wants a Data
+    /// of its own name, which has its key.)
     pub fn note_interest(&mut self, keys: &NameKeys, worker: usize, now_ms: u64) {
-        if !keys.interest || keys.hashed >= DISPATCH_COMPONENTS {
+        if !keys.can_be_prefix || keys.hashed >= DISPATCH_COMPONENTS {
             return;
         }
         let key = keys.key();
@@ -131,9 +133,13 @@ mod tests {
         let mut extra = Vec::new();
         short.extra_owners(&d, wd, now, &mut extra);
         assert_eq!(extra, vec![wi]);
-        // Long Interests are not remembered, and nothing is sent once the entry is stale.
+        // Long Interests are not remembered, nor short ones without
+        // CanBePrefix, and nothing is sent once the entry is stale.
         let mut fresh = ShortPrefixes::default();
         fresh.note_interest(&keys("/video/file", true), wi, now);
+        let mut exact = Interest::new("/video".parse().unwrap());
+        exact.nonce = Some(1);
+        fresh.note_interest(&name_keys(&exact.encode()).unwrap(), wi, now);
         fresh.extra_owners(&d, wd, now, &mut extra);
         assert!(extra.is_empty());
         short.extra_owners(&d, wd, now + SHORT_PREFIX_TTL_MS, &mut extra);

@@ -541,7 +541,7 @@ impl Workers {
         let w = owner(keys.map(|k| k.key()), self.links.len());
         if let (Some(keys), true) = (keys, self.links.len() > 1) {
             self.short.note_interest(&keys, w, now_ms);
-            if keys.interest && keys.hashed < DISPATCH_COMPONENTS && self.direct_rx {
+            if keys.can_be_prefix && keys.hashed < DISPATCH_COMPONENTS && self.direct_rx {
                 self.short_until.store(now_ms + SHORT_PREFIX_TTL_MS, Ordering::SeqCst);
             }
             let mut extra = std::mem::take(&mut self.extra);
@@ -776,12 +776,12 @@ struct Nic {
 }
 
 /// Whether worker `index` of `count` may forward `pkt`, read by itself, without
-/// the I/O thread: it owns the name, an Interest has a full dispatch key (a short
-/// one is for the I/O thread to note), and Data waits for no short CanBePrefix
+/// the I/O thread: it owns the name, an Interest has a full dispatch key or no
+/// CanBePrefix (a short CanBePrefix one is for the I/O thread to note), and Data waits for no short CanBePrefix
 /// Interest on another worker (`short_until`).
 fn owns(pkt: &[u8], index: usize, count: usize, short_until: &AtomicU64, now_ms: u64) -> bool {
     let Some(keys) = name_keys(pkt) else { return false };
-    let complete = if keys.interest { keys.hashed == DISPATCH_COMPONENTS } else { now_ms >= short_until.load(Ordering::SeqCst) };
+    let complete = if keys.interest { !keys.can_be_prefix || keys.hashed == DISPATCH_COMPONENTS } else { now_ms >= short_until.load(Ordering::SeqCst) };
     complete && owner(Some(keys.key()), count) == index
 }
 
