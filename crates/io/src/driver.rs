@@ -26,12 +26,12 @@ use crate::reassembly::{Budget, Reassembler};
 use crate::stream::{ReadStatus, StreamConn, StreamSocket};
 use crate::udp::{Datagram, Outgoing, SendResult, SocketError, UdpChannel, WorkerPort};
 use crate::uri::{self, Scheme};
-use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, HashPorts, IoConfig, IoError, IoEvent, IoStats, Persistency, FACE_QUEUE_RESERVE, FIRST_FACE_ID, MAX_FRAME_SIZE, TCP_CONNECT_TIMEOUT};
+use crate::{FaceCounters, FaceId, FaceInfo, FaceKind, HashPorts, IoConfig, IoError, IoEvent, IoStats, Persistency, FACE_QUEUE_RESERVE, FIRST_FACE_ID, MAX_FRAME_SIZE, QUEUED_PACKET_OVERHEAD, TCP_CONNECT_TIMEOUT};
 
 const WAKER: Token = Token(0);
 
-/// Longest gap between sweeps for idle UDP faces and stalled stream faces;
-/// `poll` returns at least this often.
+/// Longest gap between sweeps for idle UDP faces, stalled stream faces and
+/// the receive buffers of idle stream faces; `poll` returns at least this often.
 const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Most packets one [`Io::poll`] returns, in bursts ([`IoConfig::burst`]): 4 ×
@@ -72,7 +72,8 @@ enum Link {
         /// socket, a sender unaware of port-by-hash) hears back from that port.
         home: usize,
         remote: SocketAddr,
-        /// Bytes waiting in the channel's send queue for this face.
+        /// What this face's packets waiting in the channel's send queue are
+        /// charged: each its length plus [`QUEUED_PACKET_OVERHEAD`].
         queued: usize,
         /// More than 1: the remote is a Trajan neighbour's port-by-hash face with
         /// this many ports from `remote`; each packet goes to its name's port.
@@ -122,8 +123,8 @@ impl Face {
         self.peer_made && !self.routed && self.info.persistency == Persistency::OnDemand
     }
 
-    /// Bytes a stream face has queued and not yet written (0 for a UDP face,
-    /// whose packets wait in its channel's queue).
+    /// What a stream face's queue is charged ([`StreamConn::queued`]; 0 for a
+    /// UDP face, whose packets wait in its channel's queue).
     fn stream_queued(&self) -> usize {
         match &self.link {
             Link::Stream(conn) => conn.queued(),
@@ -281,10 +282,11 @@ pub struct Io {
     stats: IoStats,
     /// What the faces' reassemblers hold, against [`IoConfig::reassembly_bytes`].
     reassembly: Budget,
-    /// Bytes queued for sending on every face, against [`IoConfig::queue_bytes`]
-    /// (which each face may exceed by its reserve, [`shared_bound_admits`]):
-    /// added as `send` queues a packet, taken off as it is written, dropped, or
-    /// its stream face closes.
+    /// Bytes queued for sending on every face, each packet counted with
+    /// [`QUEUED_PACKET_OVERHEAD`], against [`IoConfig::queue_bytes`] (which
+    /// each face may exceed by its reserve, [`shared_bound_admits`]): added as
+    /// `send` queues a packet, taken off as it is written, dropped, or its
+    /// stream face closes.
     queued: usize,
     // Scratch space kept between calls to avoid allocating per poll.
     readiness: Vec<(Token, bool, bool, bool)>,
@@ -568,11 +570,18 @@ impl Io {
     }
 
     /// Closes the faces that timed out by `now` (idle on-demand UDP faces,
-    /// stalled stream faces) and gives up stale fragments, as [`poll`](Self::poll)
-    /// does every sweep interval; the fuzz target runs it at times of its choosing.
+    /// stalled stream faces), gives up stale fragments and frees the receive
+    /// buffers of stream faces that received nothing since the last sweep, as
+    /// [`poll`](Self::poll) does every sweep interval; the fuzz target runs it
+    /// at times of its choosing.
     pub(crate) fn sweep(&mut self, now: Instant, events: &mut Vec<IoEvent>) {
         self.expire_idle(now, events);
         self.expire_stalled(now, events);
+        for face in self.faces.values_mut() {
+            if let Link::Stream(conn) = &mut face.link {
+                conn.sweep_rx();
+            }
+        }
         self.next_sweep = now + sweep_interval(&self.cfg);
     }
 
@@ -580,7 +589,9 @@ impl Io {
     /// packets beyond the face's queue bound or the shared bound are dropped (the
     /// last three counted). The shared bound ([`IoConfig::queue_bytes`]) does not
     /// refuse a face that holds less than its reserve ([`FACE_QUEUE_RESERVE`]),
-    /// so faces whose peers stopped reading cannot starve the others.
+    /// so faces whose peers stopped reading cannot starve the others. Both
+    /// bounds charge the packet its length plus [`QUEUED_PACKET_OVERHEAD`], what
+    /// it costs in memory while it waits.
     pub fn send(&mut self, face: FaceId, pkt: Bytes) {
         let Some(f) = self.faces.get_mut(&face) else { return };
         let limit = self.cfg.stream_queue_bytes;
@@ -589,22 +600,22 @@ impl Io {
             Link::Stream(conn) => conn.queued(),
             Link::Redial => 0,
         };
-        if pkt.len() > MAX_FRAME_SIZE || !shared_bound_admits(&self.cfg, self.queued, held, pkt.len()) {
+        let cost = pkt.len() + QUEUED_PACKET_OVERHEAD;
+        if pkt.len() > MAX_FRAME_SIZE || !shared_bound_admits(&self.cfg, self.queued, held, cost) {
             f.counters.dropped_out += 1;
             return;
         }
-        let len = pkt.len();
         match &mut f.link {
             Link::Udp { home, remote, queued, ports, .. } => {
-                if *queued + pkt.len() > limit {
+                if *queued + cost > limit {
                     f.counters.dropped_out += 1;
                     return;
                 }
-                *queued += pkt.len();
+                *queued += cost;
                 let to = HashPorts { base: *remote, count: *ports }.addr_for(&pkt);
                 let ch = &mut self.udp[*home];
                 ch.tx.push_back(Outgoing { face, to, pkt }, ch.blocked);
-                self.queued += len;
+                self.queued += cost;
             }
             Link::Stream(conn) => {
                 let was_writing = conn.can_write();
@@ -612,7 +623,7 @@ impl Io {
                     f.counters.dropped_out += 1;
                     return;
                 }
-                self.queued += len;
+                self.queued += cost;
                 if !was_writing && conn.can_write() {
                     self.dirty.push(face);
                 }
@@ -743,9 +754,11 @@ impl Io {
         &self.stats
     }
 
-    /// Bytes queued for sending on every face together: at most
-    /// [`IoConfig::queue_bytes`] plus, for each open face, its reserve
-    /// ([`FACE_QUEUE_RESERVE`] or [`IoConfig::stream_queue_bytes`], the smaller).
+    /// Bytes queued for sending on every face together, each packet counted
+    /// with [`QUEUED_PACKET_OVERHEAD`] (so this is about what the queues take
+    /// in memory): at most [`IoConfig::queue_bytes`] plus, for each open face,
+    /// its reserve ([`FACE_QUEUE_RESERVE`] or [`IoConfig::stream_queue_bytes`],
+    /// the smaller).
     pub fn queued_bytes(&self) -> usize {
         self.queued
     }
@@ -1183,9 +1196,10 @@ impl Io {
             };
             for (i, o) in ch.tx.drain_front(sent + dropped).enumerate() {
                 // Taken off the total whether or not the face is still there.
-                self.queued -= o.pkt.len();
+                let cost = o.pkt.len() + QUEUED_PACKET_OVERHEAD;
+                self.queued -= cost;
                 let Some(Face { counters, link: Link::Udp { queued, .. }, .. }) = self.faces.get_mut(&o.face) else { continue };
-                *queued -= o.pkt.len();
+                *queued -= cost;
                 if i < sent {
                     counters.out_packets += 1;
                     counters.out_bytes += o.pkt.len() as u64;
@@ -1380,7 +1394,8 @@ impl Io {
 }
 
 /// Whether the bound on bytes queued on all faces together lets a face holding
-/// `held` bytes queue `len` more while all faces hold `total`: within
+/// `held` bytes queue a packet charged `len` (its length plus
+/// [`QUEUED_PACKET_OVERHEAD`]) while all faces hold `total`: within
 /// [`IoConfig::queue_bytes`], or within the face's reserve ([`FACE_QUEUE_RESERVE`],
 /// at most [`IoConfig::stream_queue_bytes`]) whatever the others hold. Since a
 /// face admitted by its reserve holds at most the reserve, every face holds at

@@ -5,8 +5,15 @@
 //! The buffer never grows: a frame can be at most [`MAX_FRAME_SIZE`] bytes and the
 //! buffer holds two of them, so a hostile peer costs a bounded amount of memory and
 //! a corrupt or oversized header is reported instead of being waited for.
+//!
+//! Nor is it there when not needed: it is allocated by the first read, and freed
+//! by the poll loop's sweep ([`FrameBuffer::sweep`]) once the face has received
+//! nothing for a whole sweep interval with nothing buffered, so an idle connection
+//! costs no 18 KB buffer, while a face that keeps receiving
+//! keeps its buffer and allocates nothing per read.
 
 use std::io::{self, Read};
+use std::mem;
 
 use bytes::Bytes;
 use trajan_wire::tlv::frame_len;
@@ -20,16 +27,33 @@ const RX_BUFFER: usize = 2 * MAX_FRAME_SIZE;
 
 /// Stream receive state of one face.
 pub(crate) struct FrameBuffer {
+    /// [`RX_BUFFER`] bytes while the face receives; empty (no allocation)
+    /// before its first read and after a sweep found it idle and empty.
     buf: Box<[u8]>,
     start: usize,
     end: usize,
+    /// A read happened since the last [`sweep`](Self::sweep).
+    read_since_sweep: bool,
 }
 
 impl FrameBuffer {
-    /// An empty buffer of [`RX_BUFFER`] bytes, allocated once per stream face:
-    /// each frame is copied out whole, and a partial one moves to its front.
+    /// An empty buffer, which allocates its [`RX_BUFFER`] bytes on the first
+    /// read: each frame is copied out whole, and a partial one moves to its front.
     pub(crate) fn new() -> Self {
-        FrameBuffer { buf: vec![0; RX_BUFFER].into_boxed_slice(), start: 0, end: 0 }
+        FrameBuffer { buf: Box::default(), start: 0, end: 0, read_since_sweep: false }
+    }
+
+    /// Frees the buffer if nothing was read since the last call and nothing is
+    /// buffered: the poll loop calls it every sweep interval (a second at most),
+    /// so an idle face holds no buffer, and a face that receives more often than
+    /// that keeps it and allocates nothing per read. Bytes of a partial frame
+    /// keep it (they are the peer's, and the next read completes them).
+    pub(crate) fn sweep(&mut self) {
+        if !mem::take(&mut self.read_since_sweep) && self.start == self.end && !self.buf.is_empty() {
+            self.buf = Box::default();
+            self.start = 0;
+            self.end = 0;
+        }
     }
 
     /// The next complete frame, copied out so that a small packet kept in the
@@ -54,14 +78,30 @@ impl FrameBuffer {
     /// Reads once from `src` into the free space. Call only after
     /// [`next_frame`](Self::next_frame) returned `Ok(None)`, so the buffered bytes
     /// are less than one frame and compaction leaves room. Returns 0 at end of stream.
+    /// A buffer allocated for a read that brings nothing (the read the poll loop
+    /// makes as a connection is accepted, for bytes that came before it) is
+    /// freed at once.
     pub(crate) fn read_from(&mut self, src: &mut impl Read) -> io::Result<usize> {
+        let fresh = self.buf.is_empty();
+        if fresh {
+            self.buf = vec![0; RX_BUFFER].into_boxed_slice();
+        }
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
         }
         debug_assert!(self.end < self.buf.len(), "read_from called with a complete frame still buffered");
-        let n = src.read(&mut self.buf[self.end..])?;
+        let n = match src.read(&mut self.buf[self.end..]) {
+            Ok(n) if n > 0 => n,
+            other => {
+                if fresh {
+                    self.buf = Box::default();
+                }
+                return other;
+            }
+        };
+        self.read_since_sweep = true;
         self.end += n;
         Ok(n)
     }
@@ -128,6 +168,53 @@ mod tests {
         let (frames, err) = feed(&chunks);
         assert_eq!(err, None);
         assert_eq!(frames.len(), 5);
+    }
+
+    /// A socket with nothing to read.
+    struct WouldBlock;
+
+    impl Read for WouldBlock {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::WouldBlock.into())
+        }
+    }
+
+    /// A face that has not received yet, or received nothing for a sweep
+    /// interval with nothing buffered, holds no buffer; one that receives, or
+    /// waits for the rest of a frame, keeps it.
+    #[test]
+    fn only_a_face_that_receives_or_holds_part_of_a_frame_keeps_its_buffer() {
+        let mut fb = FrameBuffer::new();
+        assert_eq!(fb.buf.len(), 0, "allocated before anything arrived");
+        assert_eq!(fb.next_frame(), Ok(None));
+        // A read that brings nothing (as at accept) keeps nothing.
+        assert_eq!(fb.read_from(&mut io::empty()).unwrap(), 0);
+        let mut blocked = WouldBlock;
+        assert_eq!(fb.read_from(&mut blocked).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(fb.buf.len(), 0, "allocated for reads that brought nothing");
+        let pkt = tlv(5, 300);
+        fb.read_from(&mut &pkt[..]).unwrap();
+        assert_eq!(fb.buf.len(), RX_BUFFER);
+        assert_eq!(fb.next_frame(), Ok(Some(Bytes::from(pkt.clone()))));
+        fb.sweep();
+        assert_eq!(fb.buf.len(), RX_BUFFER, "read since the last sweep: kept");
+        fb.read_from(&mut &pkt[..]).unwrap();
+        assert!(fb.next_frame().unwrap().is_some());
+        fb.sweep();
+        assert_eq!(fb.buf.len(), RX_BUFFER, "still receiving: kept");
+        fb.sweep();
+        assert_eq!(fb.buf.len(), 0, "idle for a sweep interval and empty: freed");
+        // Part of a frame keeps the buffer however long the rest takes.
+        fb.read_from(&mut &pkt[..100]).unwrap();
+        assert_eq!(fb.next_frame(), Ok(None));
+        fb.sweep();
+        fb.sweep();
+        assert_eq!(fb.buf.len(), RX_BUFFER);
+        fb.read_from(&mut &pkt[100..]).unwrap();
+        assert_eq!(fb.next_frame(), Ok(Some(Bytes::from(pkt))));
+        fb.sweep();
+        fb.sweep();
+        assert_eq!(fb.buf.len(), 0);
     }
 
     #[test]

@@ -61,6 +61,18 @@ pub const MAX_FRAME_SIZE: usize = MAX_PACKET_SIZE + LP_HEADROOM;
 /// bound grows by little per face (see [`IoConfig::queue_bytes`]).
 pub const FACE_QUEUE_RESERVE: usize = 64 << 10;
 
+/// Bytes each packet queued for sending is charged beyond its length, against
+/// [`IoConfig::stream_queue_bytes`] and [`IoConfig::queue_bytes`], so that those
+/// bounds bound memory rather than packet bytes alone: 33-byte Nacks queued for
+/// peers that never read cost more than twice the bytes counted. A waiting packet
+/// takes a slot in its queue (32 bytes on a stream face; 72 in a UDP channel's,
+/// which also names the face and the destination) and an allocation for its copy
+/// (malloc's 8-byte header and rounding up to 16 bytes: at most 24 bytes beyond
+/// the packet). 96 is the larger of the two sums, and on a stream face also
+/// covers its slot twice (2 × 32 + 24 = 88): a queue's ring grows by doubling, so
+/// it may hold up to twice as many slots as packets.
+pub const QUEUED_PACKET_OVERHEAD: usize = 96;
+
 /// Identifies a face for the engine and management. Ids below [`FIRST_FACE_ID`] are
 /// reserved as in NFD (1 is the engine's internal management face).
 pub type FaceId = u32;
@@ -308,9 +320,15 @@ pub struct IoConfig {
     /// On-demand UDP faces close after receiving nothing for this long.
     pub udp_idle_timeout: Duration,
     /// Per-face bound on bytes queued for sending; packets beyond it are dropped
-    /// and counted, so one slow peer cannot take the router's memory.
+    /// and counted, so one slow peer cannot take the router's memory. Each
+    /// packet counts its length plus [`QUEUED_PACKET_OVERHEAD`], what its slot
+    /// and its copy's allocation cost while it waits, so the bound holds for
+    /// memory however small the packets; below [`MAX_FRAME_SIZE`] +
+    /// [`QUEUED_PACKET_OVERHEAD`] the largest packets would all be dropped.
     pub stream_queue_bytes: usize,
-    /// Bound on bytes queued for sending on all faces together: many peers that
+    /// Bound on bytes queued for sending on all faces together, each packet
+    /// counted as for [`stream_queue_bytes`](Self::stream_queue_bytes) (its
+    /// length plus [`QUEUED_PACKET_OVERHEAD`]): many peers that
     /// stop reading would otherwise each hold `stream_queue_bytes`. Packets
     /// beyond it are dropped and counted on their face like a full queue,
     /// except that a face holding less than [`FACE_QUEUE_RESERVE`] (or

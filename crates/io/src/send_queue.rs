@@ -10,12 +10,26 @@
 //! Data queued would hold 40,000 mbufs, and the ports would stop receiving. So a
 //! packet is copied once it has to wait, and only then: when the socket is
 //! already full as it is queued, or when a write finds the socket full with it
-//! still queued. The copies are what the queue's byte bounds count.
+//! still queued. The copies are what the queue's byte bounds count, each with
+//! [`crate::QUEUED_PACKET_OVERHEAD`] for its slot and allocation.
+//!
+//! A queue's ring never shrinks by itself, so one that held 100,000 packets
+//! for a peer that stopped reading would keep their slots for the life of the
+//! face, uncounted. It gives them back when it empties, down to
+//! [`KEEP_SLOTS`].
 
 use std::collections::VecDeque;
 use std::ops::Deref;
 
 use bytes::Bytes;
+
+/// Slots an empty queue keeps: a queue that empties with more gives the rest
+/// back. One poll returns at most four bursts (256 packets by default), so a
+/// face whose peer keeps up, which empties its queue at every flush, seldom
+/// needs more and then reallocates nothing; a queue that grew past it was
+/// waiting on its peer. What an empty queue may keep is then 8 KiB for a
+/// stream face (32-byte slots) and 18 KiB for a UDP channel (72-byte slots).
+pub(crate) const KEEP_SLOTS: usize = 256;
 
 /// A queued item, whose packet the queue can replace by a copy.
 pub(crate) trait Waiting {
@@ -70,13 +84,62 @@ impl<T: Waiting> SendQueue<T> {
     pub(crate) fn pop_front(&mut self) -> Option<T> {
         let item = self.items.pop_front();
         self.views = self.views.min(self.items.len());
+        if self.items.is_empty() {
+            self.release();
+        }
         item
     }
 
-    /// Takes the first `n` packets off, in order.
-    pub(crate) fn drain_front(&mut self, n: usize) -> std::collections::vec_deque::Drain<'_, T> {
-        self.views = self.views.min(self.items.len() - n);
-        self.items.drain(..n)
+    /// Takes the first `n` packets off, in order (those the iterator leaves
+    /// are taken off as it drops).
+    pub(crate) fn drain_front(&mut self, n: usize) -> DrainFront<'_, T> {
+        debug_assert!(n <= self.items.len(), "draining {n} of {} queued packets", self.items.len());
+        let left = n.min(self.items.len());
+        DrainFront { queue: self, left }
+    }
+}
+
+impl<T> SendQueue<T> {
+    /// Gives back the slots of an empty queue beyond [`KEEP_SLOTS`].
+    fn release(&mut self) {
+        if self.items.capacity() > KEEP_SLOTS {
+            self.items.shrink_to(KEEP_SLOTS);
+        }
+    }
+}
+
+/// The packets [`SendQueue::drain_front`] takes off, front first: a queue
+/// that they leave empty gives back its slots ([`KEEP_SLOTS`]) as the
+/// iterator drops.
+pub(crate) struct DrainFront<'a, T> {
+    queue: &'a mut SendQueue<T>,
+    left: usize,
+}
+
+impl<T> Iterator for DrainFront<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let item = self.queue.items.pop_front();
+        self.queue.views = self.queue.views.min(self.queue.items.len());
+        item
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T> Drop for DrainFront<'_, T> {
+    fn drop(&mut self) {
+        self.for_each(drop);
+        if self.queue.items.is_empty() {
+            self.queue.release();
+        }
     }
 }
 
@@ -190,6 +253,39 @@ mod tests {
                 proptest::prop_assert!(q.iter().all(|p| p.len() == 100));
             }
         }
+    }
+
+    /// A queue that held many packets for a peer that did not read gives their
+    /// slots back once it empties, whether written one by one (a stream face)
+    /// or in batches (a UDP channel); one that stays small keeps its ring.
+    #[test]
+    fn a_queue_that_empties_gives_back_its_slots_beyond_the_few_it_keeps() {
+        let pkt = Bytes::from_static(b"a nack");
+        let fill = |q: &mut SendQueue<Bytes>, n: usize| (0..n).for_each(|_| q.push_back(pkt.clone(), true));
+        let mut q = SendQueue::default();
+        fill(&mut q, 10_000);
+        assert!(q.capacity() >= 10_000);
+        while q.len() > 1 {
+            q.pop_front();
+        }
+        assert!(q.capacity() >= 10_000, "not empty yet: the ring stays");
+        q.pop_front();
+        assert!(q.capacity() <= KEEP_SLOTS, "{} slots kept", q.capacity());
+
+        fill(&mut q, 10_000);
+        assert_eq!(q.drain_front(5_000).count(), 5_000);
+        assert!(q.capacity() >= 10_000);
+        // Taken off even if the iterator is dropped before its end.
+        let mut d = q.drain_front(5_000);
+        assert!(d.next().is_some());
+        drop(d);
+        assert!(q.is_empty() && q.capacity() <= KEEP_SLOTS, "{} slots kept", q.capacity());
+
+        fill(&mut q, KEEP_SLOTS / 2);
+        let ring = q.capacity();
+        assert_eq!(q.drain_front(KEEP_SLOTS / 2).count(), KEEP_SLOTS / 2);
+        fill(&mut q, KEEP_SLOTS / 2);
+        assert_eq!(q.capacity(), ring, "a small queue that empties keeps its ring");
     }
 
     #[test]

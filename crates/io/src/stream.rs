@@ -14,6 +14,7 @@ use smallvec::SmallVec;
 
 use crate::framing::FrameBuffer;
 use crate::send_queue::SendQueue;
+use crate::QUEUED_PACKET_OVERHEAD;
 
 /// Queued packets handed to one `sendmsg`; more would rarely fit in a socket buffer
 /// that has just reported room.
@@ -86,7 +87,8 @@ pub(crate) struct StreamConn {
     tx: SendQueue<Bytes>,
     /// Bytes of the front packet already written.
     tx_offset: usize,
-    /// Bytes queued and not yet written.
+    /// Bytes queued and not yet written (what the socket still has to take;
+    /// [`queued`](Self::queued) adds what the packets cost in memory besides).
     tx_bytes: usize,
     /// A TCP connect is in progress.
     connecting: bool,
@@ -146,9 +148,10 @@ impl StreamConn {
         }
     }
 
-    /// Queues `pkt` unless that would exceed `limit` bytes waiting; returns false if dropped.
+    /// Queues `pkt` unless that would take [`queued`](Self::queued) past
+    /// `limit`; returns false if dropped.
     pub(crate) fn enqueue(&mut self, pkt: Bytes, limit: usize) -> bool {
-        if self.tx_bytes + pkt.len() > limit {
+        if self.queued() + pkt.len() + QUEUED_PACKET_OVERHEAD > limit {
             return false;
         }
         self.tx_bytes += pkt.len();
@@ -156,14 +159,22 @@ impl StreamConn {
         true
     }
 
+    /// Frees the receive buffer if the face received nothing since the last
+    /// call and holds no partial frame ([`FrameBuffer::sweep`]), so that idle
+    /// faces cost no buffer; the poll loop's sweep calls it.
+    pub(crate) fn sweep_rx(&mut self) {
+        self.rx.sweep();
+    }
+
     /// An outgoing TCP connect has not completed yet.
     pub(crate) fn is_connecting(&self) -> bool {
         self.connecting
     }
 
-    /// Bytes queued and not yet written.
+    /// What the queue is charged against the queue bounds: the bytes not yet
+    /// written, plus [`QUEUED_PACKET_OVERHEAD`] for each packet they belong to.
     pub(crate) fn queued(&self) -> usize {
-        self.tx_bytes
+        self.tx_bytes + self.tx.len() * QUEUED_PACKET_OVERHEAD
     }
 
     /// The socket reported room again after a write had filled it.

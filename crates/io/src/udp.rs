@@ -11,8 +11,10 @@
 //! the I/O thread, which owns the faces ([`crate::Io::hash_errors`]).
 
 use std::io::{self, IoSlice, IoSliceMut};
+use std::mem;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use nix::errno::Errno;
@@ -31,6 +33,10 @@ const SLOT: usize = MAX_FRAME_SIZE + 1;
 /// errors (forged ones included) then costs each poll a bounded amount of
 /// work, like a burst of datagrams, and the rest waits for the next poll.
 const ERROR_BATCH: usize = 64;
+
+/// How often a receive failure that keeps repeating on a channel is logged as
+/// a warning again ([`Repeated`]).
+const WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// ICMP's destination unreachable and its port unreachable code (RFC 792).
 const ICMP_DEST_UNREACH: u8 = 3;
@@ -110,6 +116,37 @@ impl Waiting for Outgoing {
     }
 }
 
+/// A failure that others may repeat as often as they like: two receives
+/// failing in a row, which a flood of forged ICMP errors aimed at a listener
+/// can cause on every poll. As for a listener whose `accept` keeps failing,
+/// the first is a warning and the rest debug messages, counted; and, since the
+/// cause may change, a warning again at most every [`WARN_EVERY`], with how
+/// many there were since the last, so the log neither fills nor goes silent.
+#[derive(Debug, Default)]
+pub(crate) struct Repeated {
+    /// When the last warning was logged.
+    warned_at: Option<Instant>,
+    /// Failures since the last warning that were not warned of.
+    suppressed: u64,
+}
+
+impl Repeated {
+    /// Notes one failure at `now`: `Some(n)` if it is to be logged as a
+    /// warning, `n` the failures since the last warning that were not.
+    pub(crate) fn note(&mut self, now: Instant) -> Option<u64> {
+        match self.warned_at {
+            Some(at) if now.saturating_duration_since(at) < WARN_EVERY => {
+                self.suppressed += 1;
+                None
+            }
+            _ => {
+                self.warned_at = Some(now);
+                Some(mem::take(&mut self.suppressed))
+            }
+        }
+    }
+}
+
 /// Result of one `sendmmsg`.
 pub(crate) enum SendResult {
     /// This many datagrams from the front of the queue were handed to the kernel.
@@ -141,6 +178,8 @@ pub(crate) struct UdpChannel {
     /// failed), so its error queue is to be read ([`UdpChannel::read_errors`]);
     /// steady traffic costs no look at the queue.
     pub errors_pending: bool,
+    /// Receives that failed twice in a row, logged sparingly.
+    recv_failures: Repeated,
     rx_buf: Box<[u8]>,
 }
 
@@ -156,6 +195,7 @@ impl UdpChannel {
             worker_owned: false,
             registered: false,
             errors_pending: false,
+            recv_failures: Repeated::default(),
             rx_buf: vec![0; burst.max(1) * SLOT].into_boxed_slice(),
         })
     }
@@ -188,15 +228,25 @@ impl UdpChannel {
     /// the socket (IP_RECVERR), which the read took in place of the datagrams
     /// waiting behind it, so the queue is marked for reading and the datagrams
     /// are read at once (no new readiness would be reported for them). Any
-    /// other failure is logged and reads as nothing. Returns whether more may
-    /// wait.
+    /// other failure reads as nothing, and is logged as a [`Repeated`]
+    /// failure: the second read may meet the next ICMP error, and forged ones
+    /// can keep coming. Returns whether more may wait.
     pub(crate) fn recv_burst(&mut self, out: &mut Vec<Datagram>) -> bool {
+        self.recv_burst_at(out, Instant::now)
+    }
+
+    /// [`recv_burst`](Self::recv_burst), with the clock read only when both
+    /// reads failed (the tests give it theirs).
+    fn recv_burst_at(&mut self, out: &mut Vec<Datagram>, now: impl FnOnce() -> Instant) -> bool {
         if let Ok(more) = self.recv_batch(out) {
             return more;
         }
         self.errors_pending = true;
         self.recv_batch(out).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, local = %self.local, "UDP receive failed");
+            match self.recv_failures.note(now()) {
+                Some(suppressed) => tracing::warn!(error = %e, local = %self.local, suppressed, every = ?WARN_EVERY, "UDP receive failed"),
+                None => tracing::debug!(error = %e, local = %self.local, "UDP receive failed again"),
+            }
             false
         })
     }
@@ -384,6 +434,50 @@ mod tests {
 
     fn entry(origin: u8, ty: u8, code: u8) -> libc::sock_extended_err {
         libc::sock_extended_err { ee_errno: libc::ECONNREFUSED as u32, ee_origin: origin, ee_type: ty, ee_code: code, ee_pad: 0, ee_info: 0, ee_data: 0 }
+    }
+
+    /// The overhead each queued packet is charged covers what it costs: its
+    /// slot and its copy's allocation header and rounding, and on a stream face
+    /// the slot twice (a ring grows by doubling).
+    #[test]
+    fn the_charge_per_queued_packet_covers_its_slot_and_allocation() {
+        let alloc = 24;
+        assert!(std::mem::size_of::<Outgoing>() + alloc <= crate::QUEUED_PACKET_OVERHEAD, "{}", std::mem::size_of::<Outgoing>());
+        assert!(2 * std::mem::size_of::<Bytes>() + alloc <= crate::QUEUED_PACKET_OVERHEAD, "{}", std::mem::size_of::<Bytes>());
+    }
+
+    #[test]
+    fn a_repeated_failure_is_a_warning_at_most_every_minute_with_the_count_since() {
+        let t0 = Instant::now();
+        let mut r = Repeated::default();
+        assert_eq!(r.note(t0), Some(0), "the first is a warning");
+        for s in 1..60 {
+            assert_eq!(r.note(t0 + Duration::from_secs(s)), None);
+        }
+        assert_eq!(r.note(t0 + WARN_EVERY), Some(59), "a minute on: a warning, with the count");
+        assert_eq!(r.note(t0 + WARN_EVERY + Duration::from_secs(1)), None);
+        assert_eq!(r.note(t0 + 10 * WARN_EVERY), Some(1));
+        assert_eq!(r.note(t0 + 20 * WARN_EVERY), Some(0));
+    }
+
+    /// Receives that fail on every poll (as a flood of ICMP errors can make a
+    /// listener's) are a warning once, and the rest counted, not logged.
+    #[test]
+    fn a_receive_failing_on_every_poll_is_warned_of_once_and_counted() {
+        // A listening TCP socket fails every receive (ENOTCONN).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let sock = std::net::UdpSocket::from(std::os::fd::OwnedFd::from(listener));
+        let mut chan = UdpChannel::new(mio::net::UdpSocket::from_std(sock), 4).unwrap();
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        for poll in 0..1000u64 {
+            assert!(!chan.recv_burst_at(&mut out, || t0 + Duration::from_millis(poll)));
+        }
+        assert!(out.is_empty() && chan.errors_pending);
+        assert_eq!(chan.recv_failures.suppressed, 999, "only the first was a warning");
+        assert!(!chan.recv_burst_at(&mut out, || t0 + WARN_EVERY));
+        assert_eq!(chan.recv_failures.suppressed, 0, "a minute on, a warning told the count");
     }
 
     #[test]

@@ -83,9 +83,12 @@ pub struct FacesConfig {
     /// face is closed (default 30): a peer that stops reading would otherwise hold
     /// its queue for ever.
     pub stall_timeout_s: u64,
-    /// Most bytes queued on one stream face; beyond it packets are dropped and counted (default 4 MiB).
+    /// Most bytes queued on one stream face, each packet counted with 96 bytes
+    /// for its slot and allocation, so that the bound holds for memory; beyond
+    /// it packets are dropped and counted (default 4 MiB).
     pub stream_queue_bytes: usize,
-    /// Most bytes queued for sending on all faces together.
+    /// Most bytes queued for sending on all faces together, each packet
+    /// counted as for `stream_queue_bytes`.
     pub queue_bytes: usize,
     /// Most faces before new network peers are refused (local applications and
     /// management are always admitted).
@@ -360,8 +363,8 @@ impl Config {
             ("faces.udp_idle_timeout_s", self.faces.udp_idle_timeout_s, 1, u64::MAX),
             ("faces.stall_timeout_s", self.faces.stall_timeout_s, 1, u64::MAX),
             ("faces.evict_idle_s", self.faces.evict_idle_s, 1, 86_400),
-            ("faces.stream_queue_bytes", self.faces.stream_queue_bytes as u64, trajan_io::MAX_FRAME_SIZE as u64, u64::MAX),
-            ("faces.queue_bytes", self.faces.queue_bytes as u64, trajan_io::MAX_FRAME_SIZE as u64, u64::MAX),
+            ("faces.stream_queue_bytes", self.faces.stream_queue_bytes as u64, MIN_QUEUE_BYTES, u64::MAX),
+            ("faces.queue_bytes", self.faces.queue_bytes as u64, MIN_QUEUE_BYTES, u64::MAX),
             ("faces.reassembly_bytes", self.faces.reassembly_bytes as u64, MIN_REASSEMBLY_BYTES as u64, u64::MAX),
             // The tables take no more than their maximum and would quietly shrink a larger one.
             ("tables.cs_capacity", self.tables.cs_capacity as u64, 0, trajan_tables::cs::MAX_CAPACITY as u64),
@@ -426,6 +429,12 @@ impl Config {
 /// while it is reassembled from the most fragments, so that a smaller budget
 /// does not drop every such packet.
 pub const MIN_REASSEMBLY_BYTES: usize = trajan_io::reassembly::MAX_HELD_PER_FACE / trajan_io::reassembly::MAX_PARTIAL_PACKETS;
+
+/// Fewest bytes `faces.stream_queue_bytes` and `faces.queue_bytes` may be:
+/// what the largest packet is charged while it waits (its length and
+/// [`trajan_io::QUEUED_PACKET_OVERHEAD`]), so that a smaller bound does not
+/// drop every such packet.
+const MIN_QUEUE_BYTES: u64 = (trajan_io::MAX_FRAME_SIZE + trajan_io::QUEUED_PACKET_OVERHEAD) as u64;
 
 /// Fewest workers [`max_workers`] allows whatever the machine: a machine with
 /// fewer CPUs may still run this many, sharing CPUs (the daemon warns), as
@@ -712,9 +721,9 @@ mod tests {
             ("[faces]\nstall_timeout_s = 0\n", "faces.stall_timeout_s", "0 is out of range: at least 1"),
             ("[faces]\nevict_idle_s = 0\n", "faces.evict_idle_s", "0 is out of range: 1 to 86400"),
             ("[faces]\nevict_idle_s = 86401\n", "faces.evict_idle_s", "86401 is out of range: 1 to 86400"),
-            ("[faces]\nstream_queue_bytes = 0\n", "faces.stream_queue_bytes", "0 is out of range: at least 9056"),
-            ("[faces]\nstream_queue_bytes = 9055\n", "faces.stream_queue_bytes", "9055 is out of range: at least 9056"),
-            ("[faces]\nqueue_bytes = 0\n", "faces.queue_bytes", "0 is out of range: at least 9056"),
+            ("[faces]\nstream_queue_bytes = 0\n", "faces.stream_queue_bytes", "0 is out of range: at least 9152"),
+            ("[faces]\nstream_queue_bytes = 9151\n", "faces.stream_queue_bytes", "9151 is out of range: at least 9152"),
+            ("[faces]\nqueue_bytes = 0\n", "faces.queue_bytes", "0 is out of range: at least 9152"),
             ("[faces]\nreassembly_bytes = 0\n", "faces.reassembly_bytes", "0 is out of range: at least "),
             ("[tables]\npit_capacity = 0\n", "tables.pit_capacity", "0 is out of range: 1 to 1073741823"),
             ("[tables]\npit_capacity = 1073741824\n", "tables.pit_capacity", "1073741824 is out of range: 1 to 1073741823"),
@@ -730,7 +739,7 @@ mod tests {
         assert!(e.ends_with(&format!("at least {MIN_REASSEMBLY_BYTES}")), "{e}");
         // The smallest values that work, and the zeros that mean something.
         let edges = format!(
-            "[faces]\nudp_idle_timeout_s = 1\nstream_queue_bytes = 9056\nqueue_bytes = 9056\nreassembly_bytes = {MIN_REASSEMBLY_BYTES}\nmax_faces = 0\nevict_idle_s = 1\n\
+            "[faces]\nudp_idle_timeout_s = 1\nstream_queue_bytes = 9152\nqueue_bytes = 9152\nreassembly_bytes = {MIN_REASSEMBLY_BYTES}\nmax_faces = 0\nevict_idle_s = 1\n\
              [tables]\ncs_capacity = 0\npit_capacity = 1\nmax_interest_lifetime_ms = 1\ndead_nonce_lifetime_ms = 0\n\
              [dpdk]\nqueue_size = 1\nmbufs = 0\n[workers]\ncount = {MAX_WORKERS}\n"
         );
