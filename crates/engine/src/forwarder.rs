@@ -655,16 +655,20 @@ impl<F: FibSource> Forwarder<F> {
         // received packet is held by the Interest's name: a new entry took
         // both, and an existing one takes the packet from the name. A modified
         // Interest whose name the new entry took gets a reference to it back
-        // for its encoding (a rare path: a CS hit encodes nothing).
+        // for its encoding (a rare path: a CS hit encodes nothing). Either
+        // way the entry's name moves into the packet it keeps, so that it
+        // holds that one alone, not also the packet its name came in.
         if reencode {
             if inserted {
                 interest.name = entry.name().clone();
             }
-            entry.set_upstream(interest.encode(), nonce, interest.hop_limit);
+            let (wire, name_at) = interest.encode_locating_name();
+            entry.set_upstream_at(wire, name_at, nonce, interest.hop_limit);
         } else if inserted {
             entry.set_upstream_received(nonce, interest.hop_limit);
         } else {
-            entry.set_upstream(interest.name.take_buffer(), nonce, interest.hop_limit);
+            let name_at = interest.name.range_in_buffer().start;
+            entry.set_upstream_at(interest.name.take_buffer(), name_at, nonce, interest.hop_limit);
         }
         // A new entry's in-record expires when the entry was made to (the
         // Interest's lifetime from now): its timer needs nothing more.
@@ -1173,7 +1177,8 @@ fn rebuild_upstream(entry: &mut trajan_tables::PitEntry, nonce: u32, hop_limit: 
     let Ok(mut interest) = Interest::decode(entry.wire()) else { return };
     interest.nonce = Some(nonce);
     interest.hop_limit = hop_limit;
-    entry.set_upstream(interest.encode(), nonce, hop_limit);
+    let (wire, name_at) = interest.encode_locating_name();
+    entry.set_upstream_at(wire, name_at, nonce, hop_limit);
 }
 
 /// Adds the Nonces a PIT entry sent upstream to the dead nonce list, as its entry

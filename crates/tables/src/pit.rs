@@ -118,8 +118,12 @@ pub struct PitEntry {
     must_be_fresh: bool,
     /// The latest Interest as it goes upstream (Nonce and HopLimit already set by
     /// the engine), read through [`PitEntry::wire`]: empty until the engine sets
-    /// it, and `None` when it is the packet the entry's name was decoded from
-    /// (which the name holds, [`PitEntry::set_upstream_received`]).
+    /// it, and `None` when it is the packet the entry's name lies in (which
+    /// the name holds: [`PitEntry::set_upstream_received`], or any encoding
+    /// the name was moved into, [`PitEntry::set_upstream_at`]). An entry
+    /// holds one packet, not two: an 8,772-byte Interest re-encoded for its
+    /// HopLimit kept 18,442 bytes per entry while the name still held the
+    /// received packet.
     upstream: Option<Bytes>,
     /// The Nonce in the upstream Interest.
     pub nonce: u32,
@@ -173,8 +177,54 @@ impl PitEntry {
     }
 
     /// Records the latest Interest as it goes upstream: its encoding, Nonce and
-    /// HopLimit (an Interest with the entry's key).
+    /// HopLimit (an Interest with the entry's key). The entry's name moves
+    /// into `wire` ([`PitEntry::set_upstream_at`], the name found by reading
+    /// the Interest's and the Name's headers), so that the entry holds this
+    /// packet alone and no earlier one; a `wire` whose name is not the
+    /// entry's (no Interest with its key) is kept beside the name.
     pub fn set_upstream(&mut self, wire: Bytes, nonce: u32, hop_limit: Option<u8>) {
+        let mut pos = 0;
+        let name = match trajan_wire::tlv::read_header(&wire, &mut pos) {
+            Ok((typ, start, _)) if typ == trajan_wire::types::INTEREST => {
+                pos = start;
+                trajan_wire::tlv::read_header(&wire, &mut pos).ok()
+            }
+            _ => None,
+        };
+        match name {
+            Some((typ, start, end)) if typ == trajan_wire::types::NAME && end - start == self.name.value().len() => {
+                self.set_upstream_at(wire, start, nonce, hop_limit)
+            }
+            _ => self.keep_upstream(wire, nonce, hop_limit),
+        }
+    }
+
+    /// [`PitEntry::set_upstream`] of an encoding whose name's components
+    /// (the Name's TLV-VALUE) begin at `name_at`, as the engine knows without
+    /// reading the headers: that of a received Interest
+    /// (`trajan_wire::Name::range_in_buffer`) or of a re-encoded one
+    /// (`trajan_wire::Interest::encode_locating_name`). The entry's name
+    /// moves into `wire` (the same bytes; its component offsets stay and it
+    /// is not parsed again), so the entry holds one buffer, the latest
+    /// Interest's: it held the received packet through its name and a
+    /// re-encoding beside it, or the first Interest through its name and the
+    /// latest to join beside it. Bytes other than the name's at `name_at`
+    /// (a caller's mistake) leave the name as it was, `wire` kept beside it.
+    pub fn set_upstream_at(&mut self, wire: Bytes, name_at: usize, nonce: u32, hop_limit: Option<u8>) {
+        debug_assert_eq!(wire.first(), Some(&(trajan_wire::types::INTEREST as u8)), "an Interest");
+        match self.name.move_to(wire, name_at) {
+            Ok(()) => {
+                self.upstream = None;
+                self.nonce = nonce;
+                self.hop_limit = hop_limit;
+            }
+            Err(wire) => self.keep_upstream(wire, nonce, hop_limit),
+        }
+    }
+
+    /// Records an upstream encoding the entry's name cannot move into.
+    #[cold]
+    fn keep_upstream(&mut self, wire: Bytes, nonce: u32, hop_limit: Option<u8>) {
         self.upstream = Some(wire);
         self.nonce = nonce;
         self.hop_limit = hop_limit;
@@ -627,10 +677,26 @@ mod tests {
         entry.set_upstream_received(7, Some(3));
         assert_eq!(*entry.wire(), wire, "the packet the entry's name was decoded from");
         assert_eq!((entry.nonce, entry.hop_limit), (7, Some(3)));
-        let other = interest(&name("/a/b"), false, false).encode();
+        let mut other = interest(&name("/a/b"), false, false);
+        other.hop_limit = Some(9);
+        let other = other.encode();
         entry.set_upstream(other.clone(), 8, None);
         assert_eq!(*entry.wire(), other);
         assert_eq!(*entry.name(), name("/a/b"));
+        assert_eq!(entry.name().buffer().as_ptr(), other.as_ptr(), "the name moved into the packet that goes upstream");
+        drop(received);
+        assert!(wire.is_unique(), "and holds the received one no more");
+        // A packet of another name stays beside the entry's name, which keeps its key.
+        let foreign = interest(&name("/a/c"), false, false).encode();
+        entry.set_upstream(foreign.clone(), 9, None);
+        assert_eq!((entry.wire(), entry.name(), entry.nonce), (&foreign, &name("/a/b"), 9));
+        let (longer, at) = interest(&name("/a/b/c"), false, false).encode_locating_name();
+        entry.set_upstream(longer.clone(), 10, None);
+        assert_eq!((entry.wire(), entry.name()), (&longer, &name("/a/b")), "a name the entry's is a prefix of");
+        entry.set_upstream_at(longer.clone(), at, 11, None);
+        assert_eq!((entry.wire(), entry.name()), (&longer, &name("/a/b")));
+        entry.set_upstream_at(other.clone(), 0, 12, None);
+        assert_eq!((entry.wire(), entry.name(), entry.nonce), (&other, &name("/a/b"), 12), "no name at that place");
     }
 
     #[test]

@@ -284,8 +284,33 @@ impl Interest {
 
     /// Appends the encoding to `out`.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
-        write_header(out, INTEREST, self.value_len());
-        self.name.encode_into(out);
+        self.write(out, self.value_len());
+    }
+
+    /// The encoding as a new buffer.
+    pub fn encode(&self) -> Bytes {
+        self.encode_locating_name().0
+    }
+
+    /// [`Interest::encode`], and where the name's encoded components begin
+    /// in it (its TLV-VALUE, which the Interest's and the Name's headers
+    /// precede): a holder of the name can move it there
+    /// ([`Name::move_to`]) and so keep the one buffer, without parsing the
+    /// encoding for it.
+    pub fn encode_locating_name(&self) -> (Bytes, usize) {
+        let value_len = self.value_len();
+        let mut out = Vec::with_capacity(tlv_len(INTEREST, value_len));
+        let at = self.write(&mut out, value_len);
+        (Bytes::from(out), at)
+    }
+
+    /// Appends the encoding, whose TLV-VALUE is `value_len` bytes long, to
+    /// `out`; returns the offset in `out` where the name's components begin.
+    fn write(&self, out: &mut Vec<u8>, value_len: usize) -> usize {
+        write_header(out, INTEREST, value_len);
+        write_header(out, NAME, self.name.value().len());
+        let at = out.len();
+        out.extend_from_slice(self.name.value());
         if self.can_be_prefix {
             write_tlv(out, CAN_BE_PREFIX, &[]);
         }
@@ -307,13 +332,7 @@ impl Interest {
         if let Some(t) = &self.params_tail {
             out.extend_from_slice(t);
         }
-    }
-
-    /// The encoding as a new buffer.
-    pub fn encode(&self) -> Bytes {
-        let mut out = Vec::with_capacity(self.encoded_len());
-        self.encode_into(&mut out);
-        Bytes::from(out)
+        at
     }
 }
 
@@ -549,6 +568,7 @@ mod tests {
             i.can_be_prefix = cbp; i.must_be_fresh = mbf; i.nonce = nonce; i.lifetime_ms = life; i.hop_limit = hop;
             let w = i.encode();
             prop_assert!(CommonShape::read(&w).is_some());
+            prop_assert_eq!(Interest::decode(&w).map(|d| d.name.range_in_buffer().start), Ok(i.encode_locating_name().1), "long headers included");
             prop_assert_eq!(Interest::decode(&w), Ok(i));
         }
 
@@ -560,6 +580,22 @@ mod tests {
             let w = b.encode();
             slot.decode_into(w.clone()).unwrap();
             prop_assert_eq!(slot, b);
+        }
+
+        /// The name's place an encoding reports is where its decoder finds
+        /// the name, in an encoding byte for byte that of the other encoders.
+        #[test]
+        fn the_name_lies_where_the_encoder_says(i in any_interest()) {
+            let (w, at) = i.encode_locating_name();
+            let mut into = Vec::new();
+            i.encode_into(&mut into);
+            prop_assert_eq!(&w[..], &into[..]);
+            prop_assert_eq!(w.len(), i.encoded_len());
+            let decoded = Interest::decode(&w).unwrap();
+            prop_assert_eq!(decoded.name.range_in_buffer(), at..at + i.name.value().len());
+            let mut moved = i.name.clone();
+            moved.move_to(w.clone(), at).unwrap();
+            prop_assert_eq!(moved.buffer(), &w);
         }
     }
 

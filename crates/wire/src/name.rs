@@ -407,6 +407,28 @@ impl Name {
         std::mem::take(self).buf
     }
 
+    /// Makes the name a view of `buf`, which holds the same encoded components
+    /// from `start` on (the name as encoded in another packet, such as a
+    /// re-encoding of the one it was decoded from), so that a holder of both
+    /// the name and that packet keeps one buffer, not two: a PIT entry that
+    /// sends a modified Interest upstream kept the received packet alive
+    /// through its name besides. The end offsets count from the first
+    /// component, so they stay and nothing is parsed again; the bytes are
+    /// compared instead. Refused (other bytes there, a range outside `buf`
+    /// or one ending past its first 64 KiB, where a name's offsets cannot
+    /// reach), it gives `buf` back and leaves the name as it was: a caller
+    /// may keep the buffer otherwise, and needs no copy of it meanwhile.
+    pub fn move_to(&mut self, buf: Bytes, start: usize) -> Result<(), Bytes> {
+        let Some(end) = start.checked_add(self.vlen as usize).filter(|&end| end <= u16::MAX as usize) else { return Err(buf) };
+        if buf.get(start..end) != Some(self.value()) {
+            return Err(buf);
+        }
+        // Fits: `end` was checked above.
+        self.start = start as u16;
+        self.buf = buf;
+        Ok(())
+    }
+
     /// Where the encoded components lie in [`Name::buffer`].
     #[inline(always)]
     pub fn range_in_buffer(&self) -> std::ops::Range<usize> {
@@ -806,6 +828,30 @@ mod tests {
     }
 
     #[test]
+    fn a_name_moves_to_another_buffer_holding_its_bytes_or_stays() {
+        let first = Bytes::from_static(&[5, 9, 7, 7, 8, 1, b'a', 8, 2, b'b', b'c']);
+        let mut n = Name::from_within(first.clone(), 4..11).unwrap();
+        let kept = n.clone();
+        let second = Bytes::from_static(&[0, 8, 1, b'a', 8, 2, b'b', b'c', 0xff]);
+        n.move_to(second.clone(), 1).unwrap();
+        assert_eq!(n, kept);
+        assert_eq!(*n.buffer(), second, "the name holds the other buffer, not its first");
+        assert_eq!((n.range_in_buffer(), n.get(1).value, n.component_end(0)), (1..8, &b"bc"[..], 3));
+        let mut far = vec![0u8; 70_000];
+        far.extend_from_slice(kept.value());
+        for (buf, at) in [
+            (second.clone(), 0),
+            (Bytes::from_static(&[8, 1, b'a', 8, 2, b'b', b'x']), 0),
+            (second.clone(), 3),
+            (second.clone(), usize::MAX),
+            (Bytes::from(far), 70_000),
+        ] {
+            assert_eq!(n.move_to(buf.clone(), at), Err(buf), "given back");
+            assert_eq!((&n, n.buffer()), (&kept, &second), "a refused move leaves the name as it was");
+        }
+    }
+
+    #[test]
     fn a_range_outside_the_buffer_is_an_error() {
         let packet = Bytes::from_static(&[8, 1, b'a']);
         assert_eq!(Name::from_within(packet.clone(), 0..4).err(), Some(WireError::Truncated));
@@ -1073,6 +1119,28 @@ mod tests {
                 prop_assert_eq!(inside.prefix(k).value_bytes(), n.prefix(k).value_bytes());
             }
             prop_assert_eq!(inside.implicit_digest(), n.implicit_digest());
+        }
+
+        /// A name moved to another buffer holding its bytes is the same name,
+        /// prefix by prefix and past its offset table, read from there.
+        #[test]
+        fn a_moved_name_is_the_name(n in arb_name(), extra in proptest::collection::vec((Just(8u32), proptest::collection::vec(any::<u8>(), 0..3)), 0..2 * INLINE_COMPONENTS), before in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let n = extra.iter().fold(n, |n, (t, v)| n.append(*t, v));
+            let mut moved = Name::from_value(Bytes::copy_from_slice(n.value())).unwrap();
+            let mut buf = before.clone();
+            buf.extend_from_slice(n.value());
+            let buf = Bytes::from(buf);
+            moved.move_to(buf.clone(), before.len()).unwrap();
+            prop_assert_eq!(moved.buffer(), &buf);
+            prop_assert_eq!(&moved, &n);
+            prop_assert_eq!(moved.len(), n.len());
+            prop_assert!(moved.component_ends().eq(n.component_ends()));
+            prop_assert!(moved.components().eq(n.components()));
+            for k in 0..=n.len() {
+                prop_assert_eq!(moved.prefix_value(k), n.prefix_value(k));
+                prop_assert_eq!(moved.prefix(k).value_bytes(), n.prefix(k).value_bytes());
+            }
+            prop_assert_eq!(moved.implicit_digest(), n.implicit_digest());
         }
 
         /// The digest read from the last component's header bytes is the one
