@@ -69,12 +69,11 @@ impl CommonShape {
         let mut r = ShapeReader::outer(wire, INTEREST)?;
         // An empty name is left to the general decoder, which rejects it.
         let name = r.take(NAME).filter(|v| !v.is_empty())?;
-        // CanBePrefix and MustBeFresh must be empty (ndn-cxx throws otherwise);
-        // one with a value is left to the general decoder, which refuses it.
-        // Folded into the final test rather than a branch each.
-        let (cbp, mbf) = (r.take(CAN_BE_PREFIX), r.take(MUST_BE_FRESH));
-        let flag_values = cbp.as_ref().map_or(0, |v| v.len()) | mbf.as_ref().map_or(0, |v| v.len());
-        let (can_be_prefix, must_be_fresh) = (cbp.is_some(), mbf.is_some());
+        // CanBePrefix and MustBeFresh must be empty (ndn-cxx throws otherwise):
+        // one with a value is not taken, so the packet is not done, and the
+        // general decoder refuses it.
+        let can_be_prefix = r.take_empty(CAN_BE_PREFIX);
+        let must_be_fresh = r.take_empty(MUST_BE_FRESH);
         let nonce = match r.take(NONCE) {
             Some(v) => Some(u32::from_be_bytes(r.value(v).try_into().ok()?)),
             None => None,
@@ -88,7 +87,7 @@ impl CommonShape {
             Some(_) => return None,
             None => None,
         };
-        (r.is_done() & (flag_values == 0)).then_some(CommonShape { name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit })
+        r.is_done().then_some(CommonShape { name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit })
     }
 }
 

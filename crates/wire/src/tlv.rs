@@ -401,6 +401,17 @@ impl<'a> ShapeReader<'a> {
         Some(start..end)
     }
 
+    /// Whether the next element is an empty one of type `typ` (below 253), a
+    /// flag such as CanBePrefix; the reader then moves past it. A non-empty
+    /// one is not taken, and leaves the packet to the general decoder.
+    #[inline(always)]
+    pub(crate) fn take_empty(&mut self, typ: u32) -> bool {
+        debug_assert!(typ < 253, "a one-byte type");
+        let taken = matches!(*self.buf.get(self.pos..).unwrap_or_default(), [t, 0, ..] if t as u32 == typ);
+        self.pos += 2 * taken as usize;
+        taken
+    }
+
     /// The bytes of a value range this reader returned.
     #[inline(always)]
     pub(crate) fn value(&self, value: std::ops::Range<usize>) -> &'a [u8] {
