@@ -6,29 +6,20 @@
 
 use bytes::Bytes;
 use trajan_engine::CONTENT_STORE_FACE;
-use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing};
+use trajan_engine::{FaceMeta, Forwarder, Outgoing};
 use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket, CACHE_POLICY_NO_CACHE};
-use trajan_wire::{Interest, NackReason, Name};
+use trajan_wire::{Interest, NackReason};
 
-const CONSUMER: u32 = 300;
-const CONSUMER2: u32 = 301;
-const PRODUCER: u32 = 400;
-const PRODUCER2: u32 = 401;
+mod common;
+use common::{forwarder_with, name, CONSUMER, CONSUMER2, PRODUCER, PRODUCER2};
+
 /// A local application with local fields (NFD's LocalFieldsEnabled).
 const APP: u32 = 500;
 
-fn name(s: &str) -> Name {
-    s.parse().unwrap()
-}
-
 fn forwarder() -> Forwarder {
-    let mut f = Forwarder::new(&EngineConfig { cs_capacity: 100, ..Default::default() }, 0);
-    for id in [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2] {
-        f.add_face(id, FaceMeta { local: false, point_to_point: true, ..Default::default() });
-    }
+    let mut f = forwarder_with(&[CONSUMER, CONSUMER2, PRODUCER, PRODUCER2]);
     f.add_face(APP, FaceMeta { local: true, local_fields: true, point_to_point: true, ..Default::default() });
-    f.fib.add_nexthop(&name("/a"), PRODUCER, 10);
     f.fib.add_nexthop(&name("/a"), PRODUCER2, 20);
     f
 }

@@ -7,22 +7,11 @@ use trajan_wire::data::DataBuilder;
 use trajan_wire::lp::{LpHeaders, LpPacket};
 use trajan_wire::{Data, Interest, NackReason, Name};
 
-const CONSUMER: u32 = 300;
-const CONSUMER2: u32 = 301;
-const PRODUCER: u32 = 400;
-const PRODUCER2: u32 = 401;
-
-fn name(s: &str) -> Name {
-    s.parse().unwrap()
-}
+mod common;
+use common::{forwarder_with, name, CONSUMER, CONSUMER2, PRODUCER, PRODUCER2};
 
 fn forwarder() -> Forwarder {
-    let mut f = Forwarder::new(&EngineConfig { cs_capacity: 100, ..Default::default() }, 0);
-    for id in [CONSUMER, CONSUMER2, PRODUCER, PRODUCER2] {
-        f.add_face(id, FaceMeta { local: false, point_to_point: true, ..Default::default() });
-    }
-    f.fib.add_nexthop(&name("/a"), PRODUCER, 10);
-    f
+    forwarder_with(&[CONSUMER, CONSUMER2, PRODUCER, PRODUCER2])
 }
 
 fn interest(n: &str, nonce: u32) -> Interest {

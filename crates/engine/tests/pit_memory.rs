@@ -6,26 +6,15 @@
 //! kept 18,442 bytes per entry.
 
 use bytes::Bytes;
-use trajan_engine::{EngineConfig, FaceMeta, Forwarder, Outgoing};
+use trajan_engine::{Forwarder, Outgoing};
 use trajan_wire::lp::{LpHeaders, LpPacket};
-use trajan_wire::{Interest, Name};
+use trajan_wire::Interest;
 
-const CONSUMER: u32 = 300;
-const CONSUMER2: u32 = 301;
-const CONSUMER3: u32 = 302;
-const PRODUCER: u32 = 400;
-
-fn name(s: &str) -> Name {
-    s.parse().unwrap()
-}
+mod common;
+use common::{forwarder_with, name, CONSUMER, CONSUMER2, CONSUMER3, PRODUCER};
 
 fn forwarder() -> Forwarder {
-    let mut f = Forwarder::new(&EngineConfig { cs_capacity: 100, ..Default::default() }, 0);
-    for id in [CONSUMER, CONSUMER2, CONSUMER3, PRODUCER] {
-        f.add_face(id, FaceMeta { local: false, point_to_point: true, ..Default::default() });
-    }
-    f.fib.add_nexthop(&name("/a"), PRODUCER, 10);
-    f
+    forwarder_with(&[CONSUMER, CONSUMER2, CONSUMER3, PRODUCER])
 }
 
 fn interest(n: &str, nonce: Option<u32>, hop_limit: Option<u8>) -> Bytes {
