@@ -22,9 +22,22 @@ def test_exact_name(clients, producer, consumer):
 @pytest.mark.parametrize("producer,consumer", [("py", "ndnts"), ("ndnts", "py")])
 def test_can_be_prefix(clients, producer, consumer):
     prefix = f"/interop/cross-cbp/{producer}"
-    clients.producer(producer, prefix, "--content", "prefix match")
+    # MustBeFresh wants a FreshnessPeriod: a Data without one satisfies no
+    # MustBeFresh Interest (ndn-cxx's Interest::matchesData, which NFD applies).
+    clients.producer(producer, prefix, "--content", "prefix match", "--freshness", "1000")
     res = clients.consume(consumer, prefix, "--can-be-prefix", "--must-be-fresh")
     assert_data(res, prefix, "prefix match")
+
+
+def test_must_be_fresh_wants_a_freshness_period(clients):
+    """A Data without a FreshnessPeriod answers a plain Interest, never a
+    MustBeFresh one (ndn-cxx's Interest::matchesData, as NFD applies it)."""
+    prefix = "/interop/cross-mbf/py"
+    clients.producer("py", prefix, "--content", "no freshness")
+    res = clients.consume("ndnts", f"{prefix}/a", "--must-be-fresh", "--lifetime", "1000", timeout=15)
+    assert res.returncode in (2, 3), res.describe()
+    res = clients.consume("ndnts", f"{prefix}/b")
+    assert_data(res, f"{prefix}/b", "no freshness")
 
 
 @pytest.mark.parametrize("producer,consumer", [("py", "ndnts"), ("ndnts", "py")])
