@@ -275,7 +275,7 @@ impl Pcct {
     /// answer); else the cached Data that satisfies it (marked recently used);
     /// else a new PIT entry, with no records, expiring after the Interest's
     /// lifetime, its Nonce and HopLimit recorded but no encoding yet (see
-    /// [`crate::PitEntry::set_upstream`]). `hash` is the name's, by this table's
+    /// [`crate::PitEntry::set_upstream_at`]). `hash` is the name's, by this table's
     /// [`NameHasher`].
     ///
     /// A new entry **takes the Interest's name**, leaving the root name in its

@@ -176,32 +176,10 @@ impl PitEntry {
         self.upstream.as_ref().unwrap_or(self.name.buffer())
     }
 
-    /// Records the latest Interest as it goes upstream: its encoding, Nonce and
-    /// HopLimit (an Interest with the entry's key). The entry's name moves
-    /// into `wire` ([`PitEntry::set_upstream_at`], the name found by reading
-    /// the Interest's and the Name's headers), so that the entry holds this
-    /// packet alone and no earlier one; a `wire` whose name is not the
-    /// entry's (no Interest with its key) is kept beside the name.
-    pub fn set_upstream(&mut self, wire: Bytes, nonce: u32, hop_limit: Option<u8>) {
-        let mut pos = 0;
-        let name = match trajan_wire::tlv::read_header(&wire, &mut pos) {
-            Ok((typ, start, _)) if typ == trajan_wire::types::INTEREST => {
-                pos = start;
-                trajan_wire::tlv::read_header(&wire, &mut pos).ok()
-            }
-            _ => None,
-        };
-        match name {
-            Some((typ, start, end)) if typ == trajan_wire::types::NAME && end - start == self.name.value().len() => {
-                self.set_upstream_at(wire, start, nonce, hop_limit)
-            }
-            _ => self.keep_upstream(wire, nonce, hop_limit),
-        }
-    }
-
-    /// [`PitEntry::set_upstream`] of an encoding whose name's components
-    /// (the Name's TLV-VALUE) begin at `name_at`, as the engine knows without
-    /// reading the headers: that of a received Interest
+    /// Records the latest Interest as it goes upstream: its encoding, whose
+    /// name's components (the Name's TLV-VALUE) begin at `name_at`, its Nonce
+    /// and HopLimit (an Interest with the entry's key). The engine knows
+    /// `name_at` without reading the headers: that of a received Interest
     /// (`trajan_wire::Name::range_in_buffer`) or of a re-encoded one
     /// (`trajan_wire::Interest::encode_locating_name`). The entry's name
     /// moves into `wire` (the same bytes; its component offsets stay and it
@@ -230,11 +208,11 @@ impl PitEntry {
         self.hop_limit = hop_limit;
     }
 
-    /// [`PitEntry::set_upstream`] of the Interest whose name the entry took,
+    /// [`PitEntry::set_upstream_at`] of the Interest whose name the entry took,
     /// sent on as it was received: its encoding is the packet that name was
     /// decoded from and holds (`trajan_wire::Name::buffer`), so the entry
     /// keeps one reference to it, not two. For an entry whose name was not
-    /// decoded from its Interest, [`PitEntry::set_upstream`].
+    /// decoded from its Interest, [`PitEntry::set_upstream_at`].
     pub fn set_upstream_received(&mut self, nonce: u32, hop_limit: Option<u8>) {
         debug_assert_eq!(self.name.buffer().first(), Some(&(trajan_wire::types::INTEREST as u8)), "the name holds its Interest");
         self.upstream = None;
@@ -679,20 +657,18 @@ mod tests {
         assert_eq!((entry.nonce, entry.hop_limit), (7, Some(3)));
         let mut other = interest(&name("/a/b"), false, false);
         other.hop_limit = Some(9);
-        let other = other.encode();
-        entry.set_upstream(other.clone(), 8, None);
+        let (other, at) = other.encode_locating_name();
+        entry.set_upstream_at(other.clone(), at, 8, None);
         assert_eq!(*entry.wire(), other);
         assert_eq!(*entry.name(), name("/a/b"));
         assert_eq!(entry.name().buffer().as_ptr(), other.as_ptr(), "the name moved into the packet that goes upstream");
         drop(received);
         assert!(wire.is_unique(), "and holds the received one no more");
         // A packet of another name stays beside the entry's name, which keeps its key.
-        let foreign = interest(&name("/a/c"), false, false).encode();
-        entry.set_upstream(foreign.clone(), 9, None);
+        let (foreign, at) = interest(&name("/a/c"), false, false).encode_locating_name();
+        entry.set_upstream_at(foreign.clone(), at, 9, None);
         assert_eq!((entry.wire(), entry.name(), entry.nonce), (&foreign, &name("/a/b"), 9));
         let (longer, at) = interest(&name("/a/b/c"), false, false).encode_locating_name();
-        entry.set_upstream(longer.clone(), 10, None);
-        assert_eq!((entry.wire(), entry.name()), (&longer, &name("/a/b")), "a name the entry's is a prefix of");
         entry.set_upstream_at(longer.clone(), at, 11, None);
         assert_eq!((entry.wire(), entry.name()), (&longer, &name("/a/b")));
         entry.set_upstream_at(other.clone(), 0, 12, None);
